@@ -1,0 +1,46 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# vcpuperf top-level Makefile.
+#   make            build the module (against KDIR) and vcpuperf-cat
+#   make demo       set up, build, boot a VM, attach to a workload, print JSONL
+#   make check      set up, build and run every test
+#
+# KDIR defaults to the running kernel's build tree; on a machine without a
+# module-capable running kernel (CI, this project's build hosts) it falls
+# back to the newest installed Debian headers.
+
+RUNNING_KDIR := /lib/modules/$(shell uname -r)/build
+NEWEST_KVER := $(shell ls -d /lib/modules/*/build 2>/dev/null | \
+		 sed 's|/lib/modules/||;s|/build||' | sort -V | tail -n1)
+ifeq ($(wildcard $(RUNNING_KDIR)),)
+KVER ?= $(NEWEST_KVER)
+else
+KVER ?= $(shell uname -r)
+endif
+KDIR ?= /lib/modules/$(KVER)/build
+
+export KVER KDIR
+
+.PHONY: all module tool setup check demo clean kunit test-host test-vm
+
+all: module tool
+
+module:
+	@test -d "$(KDIR)" || { echo "no kernel build tree at KDIR=$(KDIR): run scripts/setup.sh (installs linux-headers-amd64)"; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+tool:
+	$(MAKE) -C tools
+
+setup:
+	scripts/setup.sh
+
+check: setup
+	scripts/check.sh
+
+demo: setup
+	scripts/demo.sh
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	$(MAKE) -C tools clean

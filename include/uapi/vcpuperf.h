@@ -1,0 +1,393 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * vcpuperf: per-thread in-kernel perf counters, user-visible ABI.
+ *
+ * This header is the single definition of the record stream read from
+ * /sys/kernel/debug/vcpuperf/stream and of the command grammar written to
+ * /sys/kernel/debug/vcpuperf/control.  The module and vcpuperf-cat both
+ * include it; nothing here may depend on kernel-internal headers.
+ *
+ * Stream
+ * ------
+ * The stream is a byte FIFO of records.  Each open first yields one
+ * VCPUPERF_REC_HEADER record (sequence number 0, not part of the sequence);
+ * every other record carries a global sequence number that increases by
+ * one per record produced.  A record that could not be queued because the
+ * ring was full still consumes its sequence number; the next record that
+ * fits is preceded by a VCPUPERF_REC_DROPPED record whose count equals the
+ * number of sequence numbers skipped.  All fields are in host byte order,
+ * every record is padded to a multiple of 8 bytes and its total size is in
+ * vcpuperf_rec.size, so a reader can skip types it does not know.
+ *
+ * Control grammar (one command per write, optional trailing newline)
+ * -----------------------------------------------------------------
+ *   attach TARGET [events=EV[,EV...]] [MODIFIER...]
+ *   detach TARGET | detach all
+ *   interval DURATION
+ *   stop
+ *
+ *   TARGET   := tid=N[,N...] | pid=N | qemu=N
+ *   MODIFIER := guest_only | host_only | user_only | kernel_only | pinned
+ *   DURATION := N[us|ms|s]   (no unit means ms; 1 ms <= DURATION <= 60 s)
+ *   EV       := NAME[:MODS] | rHEX[:MODS] | TYPE:CONFIG[:MODS]
+ *             | SUBSYS:TRACEPOINT[:MODS]
+ *   MODS     := letters from u (user only), k (kernel only),
+ *               G (guest only), H (host only), D (pinned)
+ *
+ * Errors from write(): -EINVAL malformed command, -ENOENT unknown event or
+ * tracepoint, -ESRCH no such thread or process, -E2BIG more than the
+ * per-command limits below, -ENOSPC target table full, -EEXIST thread
+ * already attached.  A failed command changes nothing; its reason is shown
+ * in the status file and the kernel log.
+ */
+#ifndef _UAPI_LINUX_VCPUPERF_H
+#define _UAPI_LINUX_VCPUPERF_H
+
+#include <linux/types.h>
+
+#define VCPUPERF_MAGIC		0x46504356U	/* "VCPF" little endian */
+#define VCPUPERF_ABI_VERSION	1U
+
+/* Compile-time limits, enforced with -E2BIG / -ENOSPC. */
+#define VCPUPERF_MAX_EVENTS	16	/* events per target */
+#define VCPUPERF_MAX_TARGETS	1024	/* threads attached at once */
+#define VCPUPERF_MAX_GROUPS	64	/* pid=/qemu= attachments at once */
+#define VCPUPERF_CMD_MAX	16384	/* bytes in one control write */
+#define VCPUPERF_NAME_LEN	48	/* event name, NUL included */
+#define VCPUPERF_COMM_LEN	16	/* TASK_COMM_LEN */
+
+#define VCPUPERF_INTERVAL_MIN_NS	1000000ULL	/* 1 ms */
+#define VCPUPERF_INTERVAL_MAX_NS	60000000000ULL	/* 60 s */
+#define VCPUPERF_INTERVAL_DEFAULT_NS	100000000ULL	/* 100 ms */
+
+/* Intervals in which a thread ran but no counter ever counted. */
+#define VCPUPERF_NO_COUNTERS_INTERVALS	10
+
+#define VCPUPERF_NO_VCPU	(-1)
+
+enum vcpuperf_rec_type {
+	VCPUPERF_REC_HEADER = 1,
+	VCPUPERF_REC_SAMPLE,
+	VCPUPERF_REC_STARTED,
+	VCPUPERF_REC_UNAVAILABLE,
+	VCPUPERF_REC_FIRST_ROW,
+	VCPUPERF_REC_MULTIPLEXED,
+	VCPUPERF_REC_NO_COUNTERS,
+	VCPUPERF_REC_VCPU_ADDED,
+	VCPUPERF_REC_TASK_EXITED,
+	VCPUPERF_REC_DROPPED,
+	VCPUPERF_REC_FINISHED,
+	VCPUPERF_REC_DETACHED,
+	VCPUPERF_REC_MAX,
+};
+
+/* How a target was attached. */
+enum vcpuperf_target_kind {
+	VCPUPERF_TARGET_TID = 1,
+	VCPUPERF_TARGET_PID,
+	VCPUPERF_TARGET_QEMU,
+};
+
+/* Event modifier flags (vcpuperf_event_desc.mods). */
+#define VCPUPERF_MOD_USER	(1U << 0)	/* u: exclude_kernel, exclude_hv */
+#define VCPUPERF_MOD_KERNEL	(1U << 1)	/* k: exclude_user, exclude_hv */
+#define VCPUPERF_MOD_GUEST	(1U << 2)	/* G: exclude_host */
+#define VCPUPERF_MOD_HOST	(1U << 3)	/* H: exclude_guest */
+#define VCPUPERF_MOD_PINNED	(1U << 4)	/* D: pinned */
+#define VCPUPERF_MOD_ALL	0x1fU
+
+/* Why a counter is not counting (vcpuperf_unavailable.cause). */
+enum vcpuperf_cause {
+	VCPUPERF_CAUSE_UNKNOWN = 0,
+	VCPUPERF_CAUSE_NO_PMU,		/* ENOENT: no PMU event (VM without PMU) */
+	VCPUPERF_CAUSE_NOT_SUPPORTED,	/* EOPNOTSUPP: PMU lacks event/modifier */
+	VCPUPERF_CAUSE_MEDIATED_PMU,	/* EOPNOTSUPP: guest vPMU owns the PMU */
+	VCPUPERF_CAUSE_ACCESS,		/* EACCES/EPERM: LSM or capability */
+	VCPUPERF_CAUSE_INVALID,		/* EINVAL: attr rejected by the PMU */
+	VCPUPERF_CAUSE_GONE,		/* ESRCH: thread exited */
+	VCPUPERF_CAUSE_BUSY,		/* EBUSY: counter in exclusive use */
+	VCPUPERF_CAUSE_NO_MEMORY,	/* ENOMEM */
+	VCPUPERF_CAUSE_NEVER_COUNTED,	/* no_counters: ran, never on PMU */
+	VCPUPERF_CAUSE_MAX,
+};
+
+/* Why a target stopped being sampled (vcpuperf_detached.reason). */
+enum vcpuperf_detach_reason {
+	VCPUPERF_DETACH_COMMAND = 1,	/* detach command */
+	VCPUPERF_DETACH_EXITED,		/* thread exited */
+	VCPUPERF_DETACH_STOP,		/* stop command */
+	VCPUPERF_DETACH_UNLOAD,		/* module unloaded */
+};
+
+/* vcpuperf_sample.flags */
+#define VCPUPERF_SAMPLE_FIRST	(1U << 0)	/* first sample of this target */
+#define VCPUPERF_SAMPLE_FINAL	(1U << 1)	/* last sample of this target */
+
+/**
+ * struct vcpuperf_rec - common header of every record
+ * @type:	enum vcpuperf_rec_type
+ * @size:	total size of the record in bytes, header included
+ * @tid:	thread the record is about, 0 for session-wide records
+ * @seq:	global sequence number (0 only for the stream header)
+ * @t_mono_ns:	CLOCK_MONOTONIC when the record was produced (for samples:
+ *		when the first counter of the pass was read)
+ * @t_wall_ns:	CLOCK_REALTIME at the same moment
+ */
+struct vcpuperf_rec {
+	__u16 type;
+	__u16 size;
+	__u32 tid;
+	__u64 seq;
+	__u64 t_mono_ns;
+	__u64 t_wall_ns;
+};
+
+/**
+ * struct vcpuperf_header - first record of every open of the stream
+ * @rec:	common header, seq 0
+ * @magic:	VCPUPERF_MAGIC
+ * @abi_version: VCPUPERF_ABI_VERSION
+ * @rec_size:	sizeof(struct vcpuperf_rec)
+ * @max_events:	VCPUPERF_MAX_EVENTS of the module
+ * @ring_bytes:	size of the ring
+ * @reserved:	zero
+ * @next_seq:	sequence number of the first record this open will read
+ * @interval_ns: sampling interval in force
+ */
+struct vcpuperf_header {
+	struct vcpuperf_rec rec;
+	__u32 magic;
+	__u32 abi_version;
+	__u32 rec_size;
+	__u32 max_events;
+	__u32 ring_bytes;
+	__u32 reserved;
+	__u64 next_seq;
+	__u64 interval_ns;
+};
+
+/**
+ * struct vcpuperf_target_id - who a per-thread record is about
+ * @pid:	thread group id of the thread
+ * @vcpu:	vCPU index from the thread name, VCPUPERF_NO_VCPU otherwise
+ */
+struct vcpuperf_target_id {
+	__u32 pid;
+	__s32 vcpu;
+};
+
+/**
+ * struct vcpuperf_count - one counter as perf_event_read_value() saw it
+ * @value:	cumulative count since the counter was created
+ * @enabled:	cumulative time_enabled (ns)
+ * @running:	cumulative time_running (ns)
+ */
+struct vcpuperf_count {
+	__u64 value;
+	__u64 enabled;
+	__u64 running;
+};
+
+/**
+ * struct vcpuperf_sample - one read pass over one thread's counters
+ * @rec:	common header; t_mono_ns/t_wall_ns taken at the first read
+ * @id:		thread identity
+ * @nr_events:	entries in @counts (same order as the started record)
+ * @counting_mask: bit i set when counter i exists and was read
+ * @exited_mask: bit i set when counter i saw its thread exit
+ * @flags:	VCPUPERF_SAMPLE_*
+ * @interval_ns: nominal sampling interval of this pass
+ * @read_window_ns: ns from the first to the last read of this pass
+ * @counts:	cumulative values; zero where the bit in @counting_mask is 0
+ */
+struct vcpuperf_sample {
+	struct vcpuperf_rec rec;
+	struct vcpuperf_target_id id;
+	__u32 nr_events;
+	__u32 counting_mask;
+	__u32 exited_mask;
+	__u32 flags;
+	__u64 interval_ns;
+	__u64 read_window_ns;
+	struct vcpuperf_count counts[];
+};
+
+/**
+ * struct vcpuperf_event_desc - an event as it was configured
+ * @name:	event name as given (perf spelling), NUL terminated
+ * @type:	perf_event_attr.type
+ * @mods:	VCPUPERF_MOD_* actually applied to the attr
+ * @config:	perf_event_attr.config
+ */
+struct vcpuperf_event_desc {
+	char name[VCPUPERF_NAME_LEN];
+	__u32 type;
+	__u32 mods;
+	__u64 config;
+};
+
+/**
+ * struct vcpuperf_started - a thread is attached
+ * @rec:	common header
+ * @id:		thread identity
+ * @kind:	enum vcpuperf_target_kind it was attached by
+ * @nr_events:	entries in @events
+ * @interval_ns: sampling interval in force
+ * @comm:	thread name at attach time
+ * @events:	the configured events, in sample order
+ */
+struct vcpuperf_started {
+	struct vcpuperf_rec rec;
+	struct vcpuperf_target_id id;
+	__u32 kind;
+	__u32 nr_events;
+	__u64 interval_ns;
+	char comm[VCPUPERF_COMM_LEN];
+	struct vcpuperf_event_desc events[];
+};
+
+/**
+ * struct vcpuperf_unavailable - a counter could not be created
+ * @rec:	common header
+ * @id:		thread identity
+ * @event:	index of the event in the started record
+ * @error:	positive errno returned by perf_event_create_kernel_counter()
+ * @cause:	enum vcpuperf_cause, the likely reason
+ * @reserved:	zero
+ * @name:	event name
+ */
+struct vcpuperf_unavailable {
+	struct vcpuperf_rec rec;
+	struct vcpuperf_target_id id;
+	__u32 event;
+	__s32 error;
+	__u32 cause;
+	__u32 reserved;
+	char name[VCPUPERF_NAME_LEN];
+};
+
+/**
+ * struct vcpuperf_first_row - the first sample of a thread was queued
+ * @rec:	common header
+ * @id:		thread identity
+ * @counters_populated: 1 when at least one counter had counted
+ * @populated_mask: bit i set when counter i had time_running > 0
+ * @counting_mask: counters that exist
+ * @nr_events:	events configured
+ */
+struct vcpuperf_first_row {
+	struct vcpuperf_rec rec;
+	struct vcpuperf_target_id id;
+	__u32 counters_populated;
+	__u32 populated_mask;
+	__u32 counting_mask;
+	__u32 nr_events;
+};
+
+/**
+ * struct vcpuperf_multiplexed - first interval with running < enabled
+ * @rec:	common header
+ * @id:		thread identity
+ * @mask:	counters that ran for less than they were enabled
+ * @min_ratio_ppm: smallest running/enabled ratio of the interval, ppm
+ */
+struct vcpuperf_multiplexed {
+	struct vcpuperf_rec rec;
+	struct vcpuperf_target_id id;
+	__u32 mask;
+	__u32 min_ratio_ppm;
+};
+
+/**
+ * struct vcpuperf_no_counters - a thread ran but nothing ever counted
+ * @rec:	common header
+ * @id:		thread identity
+ * @intervals_seen: intervals observed so far
+ * @intervals_ran: intervals in which the thread ran
+ * @cause:	VCPUPERF_CAUSE_NEVER_COUNTED
+ * @counting_mask: counters that exist (and never counted)
+ */
+struct vcpuperf_no_counters {
+	struct vcpuperf_rec rec;
+	struct vcpuperf_target_id id;
+	__u64 intervals_seen;
+	__u64 intervals_ran;
+	__u32 cause;
+	__u32 counting_mask;
+};
+
+/**
+ * struct vcpuperf_vcpu_added - a vCPU thread appeared after attach
+ * @rec:	common header
+ * @id:		thread identity
+ * @comm:	thread name
+ */
+struct vcpuperf_vcpu_added {
+	struct vcpuperf_rec rec;
+	struct vcpuperf_target_id id;
+	char comm[VCPUPERF_COMM_LEN];
+};
+
+/**
+ * struct vcpuperf_task_exited - a thread exited; its final counts
+ * @rec:	common header
+ * @id:		thread identity
+ * @nr_events:	entries in @counts
+ * @exited_mask: counters that saw the exit (PERF_EVENT_STATE_EXIT)
+ * @counts:	final cumulative values
+ */
+struct vcpuperf_task_exited {
+	struct vcpuperf_rec rec;
+	struct vcpuperf_target_id id;
+	__u32 nr_events;
+	__u32 exited_mask;
+	struct vcpuperf_count counts[];
+};
+
+/**
+ * struct vcpuperf_dropped - records lost because the ring was full
+ * @rec:	common header
+ * @count:	records lost, equal to the sequence numbers skipped
+ * @first_seq:	sequence number of the first lost record
+ * @total:	records lost since the module was loaded
+ */
+struct vcpuperf_dropped {
+	struct vcpuperf_rec rec;
+	__u64 count;
+	__u64 first_seq;
+	__u64 total;
+};
+
+/**
+ * struct vcpuperf_finished - end of a thread's sampling, or of the session
+ * @rec:	common header; tid 0 marks the end of the session
+ * @id:		thread identity (zero for the session record)
+ * @intervals_seen: samples taken (session: of all threads)
+ * @intervals_with_values: samples in which a counter counted
+ * @targets:	threads sampled (1 for a thread record)
+ * @drops:	records dropped (session record only)
+ */
+struct vcpuperf_finished {
+	struct vcpuperf_rec rec;
+	struct vcpuperf_target_id id;
+	__u64 intervals_seen;
+	__u64 intervals_with_values;
+	__u64 targets;
+	__u64 drops;
+};
+
+/**
+ * struct vcpuperf_detached - a thread is no longer sampled
+ * @rec:	common header
+ * @id:		thread identity
+ * @reason:	enum vcpuperf_detach_reason
+ * @reserved:	zero
+ */
+struct vcpuperf_detached {
+	struct vcpuperf_rec rec;
+	struct vcpuperf_target_id id;
+	__u32 reason;
+	__u32 reserved;
+};
+
+#endif /* _UAPI_LINUX_VCPUPERF_H */

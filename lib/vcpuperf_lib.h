@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Logic shared by vcpuperf.ko and vcpuperf-cat: the control-command
+ * parser, event-name resolution, perf_event_attr construction, counter
+ * deltas and multiplex scaling, and the names of errors and causes.
+ * Written once, compiled into both (and into the fuzz harnesses).
+ */
+#ifndef _VCPUPERF_LIB_H
+#define _VCPUPERF_LIB_H
+
+#include "vp_compat.h"
+#include "../include/uapi/vcpuperf.h"
+
+#define VP_ERR_LEN	160	/* room for a parse error message */
+#define VP_TP_LEN	64	/* tracepoint subsystem or event name */
+
+enum vp_op {
+	VP_OP_ATTACH = 1,
+	VP_OP_DETACH,
+	VP_OP_DETACH_ALL,
+	VP_OP_INTERVAL,
+	VP_OP_STOP,
+};
+
+/**
+ * struct vp_event_spec - one parsed event
+ * @desc:	name, type, config and modifiers (type/config of a tracepoint
+ *		are filled in by the module, which resolves it)
+ * @tracepoint:	true when the event is SUBSYS:NAME
+ * @tp_system:	tracepoint subsystem
+ * @tp_event:	tracepoint name
+ */
+struct vp_event_spec {
+	struct vcpuperf_event_desc desc;
+	bool tracepoint;
+	char tp_system[VP_TP_LEN];
+	char tp_event[VP_TP_LEN];
+};
+
+/**
+ * struct vp_cmd - one parsed control command
+ * @op:		enum vp_op
+ * @kind:	enum vcpuperf_target_kind for attach/detach
+ * @nr_ids:	thread or process ids in @ids
+ * @ids:	tid list, or the single pid
+ * @nr_events:	events in @events (the default set when none were given)
+ * @events_given: events= was present
+ * @mods:	modifiers given as keywords, applied to every event
+ * @interval_ns: for VP_OP_INTERVAL
+ * @events:	the events, in sample order
+ */
+struct vp_cmd {
+	enum vp_op op;
+	enum vcpuperf_target_kind kind;
+	__u32 nr_ids;
+	__u32 ids[VCPUPERF_MAX_TARGETS];
+	__u32 nr_events;
+	bool events_given;
+	__u32 mods;
+	__u64 interval_ns;
+	struct vp_event_spec events[VCPUPERF_MAX_EVENTS];
+};
+
+/* The default event set, as perf_qemu.py asked for it. */
+extern const char *const vp_default_events[];
+#define VP_NR_DEFAULT_EVENTS	8
+
+int vp_parse_cmd(const char *buf, size_t len, struct vp_cmd *cmd,
+		 char *err, size_t errlen);
+int vp_parse_event(const char *s, size_t len, struct vp_event_spec *ev,
+		   char *err, size_t errlen);
+int vp_parse_event_list(const char *s, size_t len, struct vp_event_spec *evs,
+			__u32 *nr, char *err, size_t errlen);
+int vp_parse_duration(const char *s, size_t len, __u64 *ns);
+int vp_format_duration(char *buf, size_t len, __u64 ns);
+
+void vp_build_attr(const struct vcpuperf_event_desc *desc,
+		   struct perf_event_attr *attr);
+bool vp_is_pmu_event(__u32 type);
+__u32 vp_effective_mods(__u32 type, __u32 mods);
+
+/**
+ * struct vp_delta - one counter over one interval
+ * @value:	count increase (raw, unscaled)
+ * @enabled:	time_enabled increase, ns
+ * @running:	time_running increase, ns
+ * @restarted:	the counter went backwards: the delta is from zero
+ */
+struct vp_delta {
+	__u64 value;
+	__u64 enabled;
+	__u64 running;
+	bool restarted;
+};
+
+void vp_count_delta(const struct vcpuperf_count *prev,
+		    const struct vcpuperf_count *cur, struct vp_delta *d);
+bool vp_scale(__u64 value, __u64 enabled, __u64 running, __u64 *scaled);
+__u64 vp_mul_div(__u64 a, __u64 b, __u64 c, bool *overflow);
+
+const char *vp_errno_name(int err);
+enum vcpuperf_cause vp_cause_from_errno(int err, __u32 type, __u32 mods);
+const char *vp_cause_name(enum vcpuperf_cause cause);
+const char *vp_cause_text(enum vcpuperf_cause cause);
+const char *vp_rec_name(__u16 type);
+const char *vp_detach_name(__u32 reason);
+const char *vp_kind_name(__u32 kind);
+
+#endif /* _VCPUPERF_LIB_H */

@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Names of records, errors, causes and reasons, shared by vcpuperf.ko (for
+ * its status file and log) and vcpuperf-cat (for JSONL).
+ */
+#include "vcpuperf_lib.h"
+
+/**
+ * vp_errno_name() - symbolic name of a positive or negative errno
+ * @err:	the errno
+ *
+ * Return: "ENOENT" and the like; "E?" for one perf does not return.
+ */
+const char *vp_errno_name(int err)
+{
+	if (err < 0)
+		err = -err;
+	switch (err) {
+	case 0:
+		return "OK";
+	case EPERM:
+		return "EPERM";
+	case ENOENT:
+		return "ENOENT";
+	case ESRCH:
+		return "ESRCH";
+	case EINTR:
+		return "EINTR";
+	case E2BIG:
+		return "E2BIG";
+	case ENOMEM:
+		return "ENOMEM";
+	case EACCES:
+		return "EACCES";
+	case EFAULT:
+		return "EFAULT";
+	case EBUSY:
+		return "EBUSY";
+	case EEXIST:
+		return "EEXIST";
+	case ENODEV:
+		return "ENODEV";
+	case EINVAL:
+		return "EINVAL";
+	case EMFILE:
+		return "EMFILE";
+	case ENOSPC:
+		return "ENOSPC";
+	case ERANGE:
+		return "ERANGE";
+	case EOPNOTSUPP:
+		return "EOPNOTSUPP";
+	case ENOTSUPP:
+		return "ENOTSUPP";
+	case EOVERFLOW:
+		return "EOVERFLOW";
+	default:
+		return "E?";
+	}
+}
+
+/**
+ * vp_cause_from_errno() - likely reason a counter could not be created
+ * @err:	errno from perf_event_create_kernel_counter(), either sign
+ * @type:	perf_event_attr.type of the counter
+ * @mods:	VCPUPERF_MOD_* applied to it
+ *
+ * Return: the enum vcpuperf_cause that best explains @err.
+ */
+enum vcpuperf_cause vp_cause_from_errno(int err, __u32 type, __u32 mods)
+{
+	if (err < 0)
+		err = -err;
+	switch (err) {
+	case ENOENT:
+		return VCPUPERF_CAUSE_NO_PMU;
+	case EOPNOTSUPP:
+	case ENOTSUPP:
+		/*
+		 * With a mediated vPMU, host events that would count guest
+		 * time are refused while a guest owns the PMU.
+		 */
+		if (vp_is_pmu_event(type) && !(mods & VCPUPERF_MOD_HOST))
+			return VCPUPERF_CAUSE_MEDIATED_PMU;
+		return VCPUPERF_CAUSE_NOT_SUPPORTED;
+	case EACCES:
+	case EPERM:
+		return VCPUPERF_CAUSE_ACCESS;
+	case EINVAL:
+		return VCPUPERF_CAUSE_INVALID;
+	case ESRCH:
+		return VCPUPERF_CAUSE_GONE;
+	case EBUSY:
+		return VCPUPERF_CAUSE_BUSY;
+	case ENOMEM:
+		return VCPUPERF_CAUSE_NO_MEMORY;
+	default:
+		return VCPUPERF_CAUSE_UNKNOWN;
+	}
+}
+
+static const char *const vp_cause_names[VCPUPERF_CAUSE_MAX] = {
+	[VCPUPERF_CAUSE_UNKNOWN] = "unknown",
+	[VCPUPERF_CAUSE_NO_PMU] = "no_pmu_event",
+	[VCPUPERF_CAUSE_NOT_SUPPORTED] = "not_supported",
+	[VCPUPERF_CAUSE_MEDIATED_PMU] = "not_supported_or_mediated_pmu",
+	[VCPUPERF_CAUSE_ACCESS] = "access_denied",
+	[VCPUPERF_CAUSE_INVALID] = "invalid_attr",
+	[VCPUPERF_CAUSE_GONE] = "thread_gone",
+	[VCPUPERF_CAUSE_BUSY] = "pmu_busy",
+	[VCPUPERF_CAUSE_NO_MEMORY] = "no_memory",
+	[VCPUPERF_CAUSE_NEVER_COUNTED] = "never_counted",
+};
+
+static const char *const vp_cause_texts[VCPUPERF_CAUSE_MAX] = {
+	[VCPUPERF_CAUSE_UNKNOWN] = "unexpected error from perf",
+	[VCPUPERF_CAUSE_NO_PMU] =
+		"event not supported by this PMU, or no PMU at all (a VM without a virtual PMU)",
+	[VCPUPERF_CAUSE_NOT_SUPPORTED] =
+		"the PMU does not support this event or modifier",
+	[VCPUPERF_CAUSE_MEDIATED_PMU] =
+		"not supported by this PMU, or a mediated guest vPMU owns the counters (try host_only)",
+	[VCPUPERF_CAUSE_ACCESS] =
+		"refused by a security module or missing capability",
+	[VCPUPERF_CAUSE_INVALID] =
+		"the PMU rejected the attribute (modifier or config not valid here)",
+	[VCPUPERF_CAUSE_GONE] = "the thread exited before its counter existed",
+	[VCPUPERF_CAUSE_BUSY] = "the counter is in exclusive use by another user",
+	[VCPUPERF_CAUSE_NO_MEMORY] = "out of memory",
+	[VCPUPERF_CAUSE_NEVER_COUNTED] =
+		"thread ran but no counter got onto the PMU: PMU busy, pinned conflict, guest vPMU holding counters or NMI watchdog",
+};
+
+/**
+ * vp_cause_name() - short identifier of a cause
+ * @cause:	enum vcpuperf_cause
+ *
+ * Return: a snake_case name.
+ */
+const char *vp_cause_name(enum vcpuperf_cause cause)
+{
+	if ((unsigned int)cause >= VCPUPERF_CAUSE_MAX)
+		return "unknown";
+	return vp_cause_names[cause];
+}
+
+/**
+ * vp_cause_text() - human-readable explanation of a cause
+ * @cause:	enum vcpuperf_cause
+ *
+ * Return: one sentence.
+ */
+const char *vp_cause_text(enum vcpuperf_cause cause)
+{
+	if ((unsigned int)cause >= VCPUPERF_CAUSE_MAX)
+		return vp_cause_texts[VCPUPERF_CAUSE_UNKNOWN];
+	return vp_cause_texts[cause];
+}
+
+static const char *const vp_rec_names[VCPUPERF_REC_MAX] = {
+	[VCPUPERF_REC_HEADER] = "header",
+	[VCPUPERF_REC_SAMPLE] = "sample",
+	[VCPUPERF_REC_STARTED] = "started",
+	[VCPUPERF_REC_UNAVAILABLE] = "unavailable",
+	[VCPUPERF_REC_FIRST_ROW] = "first_row",
+	[VCPUPERF_REC_MULTIPLEXED] = "multiplexed",
+	[VCPUPERF_REC_NO_COUNTERS] = "no_counters",
+	[VCPUPERF_REC_VCPU_ADDED] = "vcpu_added",
+	[VCPUPERF_REC_TASK_EXITED] = "task_exited",
+	[VCPUPERF_REC_DROPPED] = "dropped",
+	[VCPUPERF_REC_FINISHED] = "finished",
+	[VCPUPERF_REC_DETACHED] = "detached",
+};
+
+/**
+ * vp_rec_name() - name of a record type
+ * @type:	enum vcpuperf_rec_type
+ *
+ * Return: the lifecycle name ("started", ...), or NULL if unknown.
+ */
+const char *vp_rec_name(__u16 type)
+{
+	if (type >= VCPUPERF_REC_MAX)
+		return NULL;
+	return vp_rec_names[type];
+}
+
+/**
+ * vp_detach_name() - name of a detach reason
+ * @reason:	enum vcpuperf_detach_reason
+ *
+ * Return: "command", "exited", "stop", "unload" or "unknown".
+ */
+const char *vp_detach_name(__u32 reason)
+{
+	switch (reason) {
+	case VCPUPERF_DETACH_COMMAND:
+		return "command";
+	case VCPUPERF_DETACH_EXITED:
+		return "exited";
+	case VCPUPERF_DETACH_STOP:
+		return "stop";
+	case VCPUPERF_DETACH_UNLOAD:
+		return "unload";
+	default:
+		return "unknown";
+	}
+}
+
+/**
+ * vp_kind_name() - name of a target kind
+ * @kind:	enum vcpuperf_target_kind
+ *
+ * Return: "tid", "pid", "qemu" or "unknown".
+ */
+const char *vp_kind_name(__u32 kind)
+{
+	switch (kind) {
+	case VCPUPERF_TARGET_TID:
+		return "tid";
+	case VCPUPERF_TARGET_PID:
+		return "pid";
+	case VCPUPERF_TARGET_QEMU:
+		return "qemu";
+	default:
+		return "unknown";
+	}
+}

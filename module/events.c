@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Kernel side of events: resolving tracepoints to their perf id, and
+ * creating, inspecting and releasing one kernel counter.
+ */
+#include <linux/err.h>
+#include <linux/perf_event.h>
+#include <linux/trace_events.h>
+
+#include "vcpuperf.h"
+
+#if VP_HAVE_TRACEPOINTS
+static int vp_resolve_tracepoint(struct vp_event_spec *ev, char *err,
+				 size_t errlen)
+{
+	struct trace_event_file *file;
+
+	file = trace_get_event_file(NULL, ev->tp_system, ev->tp_event);
+	if (IS_ERR(file)) {
+		snprintf(err, errlen, "tracepoint '%s:%s' not found",
+			 ev->tp_system, ev->tp_event);
+		return -ENOENT;
+	}
+	ev->desc.config = file->event_call->event.type;
+	trace_put_event_file(file);
+	return 0;
+}
+#else
+static int vp_resolve_tracepoint(struct vp_event_spec *ev, char *err,
+				 size_t errlen)
+{
+	snprintf(err, errlen, "tracepoint '%s:%s': kernel has no tracing",
+		 ev->tp_system, ev->tp_event);
+	return -ENOENT;
+}
+#endif
+
+/**
+ * vp_resolve_events() - finish parsed events for counter creation
+ * @evs:	parsed events
+ * @nr:		how many
+ * @err:	reason on failure
+ * @errlen:	size of @err
+ *
+ * Looks tracepoints up and drops modifiers that mean nothing for an
+ * event's type (guest/host on software events).
+ *
+ * Return: 0, or -ENOENT naming a tracepoint that does not exist.
+ */
+int vp_resolve_events(struct vp_event_spec *evs, u32 nr, char *err,
+		      size_t errlen)
+{
+	u32 i;
+	int ret;
+
+	for (i = 0; i < nr; i++) {
+		if (evs[i].tracepoint) {
+			ret = vp_resolve_tracepoint(&evs[i], err, errlen);
+			if (ret)
+				return ret;
+		}
+		evs[i].desc.mods = vp_effective_mods(evs[i].desc.type,
+						     evs[i].desc.mods);
+	}
+	return 0;
+}
+
+/**
+ * vp_counter_create() - create one counting kernel counter on a thread
+ * @c:		the counter slot, zeroed
+ * @desc:	the event
+ * @task:	the thread
+ *
+ * Must be called from process context.  On failure c->event stays NULL
+ * and c->error holds the positive errno: the caller reports it.
+ */
+void vp_counter_create(struct vp_counter *c,
+		       const struct vcpuperf_event_desc *desc,
+		       struct task_struct *task)
+{
+	struct perf_event_attr attr;
+	struct perf_event *event;
+
+	might_sleep();
+	vp_build_attr(desc, &attr);
+	event = perf_event_create_kernel_counter(&attr, -1, task, NULL, NULL);
+	if (IS_ERR(event)) {
+		c->event = NULL;
+		c->error = -PTR_ERR(event);
+		return;
+	}
+	c->event = event;
+	c->error = 0;
+}
+
+/**
+ * vp_counter_release() - release a counter, if it exists
+ * @c:		the counter slot
+ */
+void vp_counter_release(struct vp_counter *c)
+{
+	if (c->event) {
+		perf_event_release_kernel(c->event);
+		c->event = NULL;
+	}
+}
+
+/**
+ * vp_counter_exited() - has the counter seen its thread exit?
+ * @c:		the counter slot
+ *
+ * Return: true once perf moved the counter to PERF_EVENT_STATE_EXIT: its
+ * value is final.
+ */
+bool vp_counter_exited(const struct vp_counter *c)
+{
+	return c->event && READ_ONCE(c->event->state) == PERF_EVENT_STATE_EXIT;
+}
+
+/**
+ * vp_counter_state() - perf's state of a counter, for the status file
+ * @c:		the counter slot
+ *
+ * Return: a short lower-case word.
+ */
+const char *vp_counter_state(const struct vp_counter *c)
+{
+	if (!c->event)
+		return "unavailable";
+	switch (READ_ONCE(c->event->state)) {
+	case PERF_EVENT_STATE_ACTIVE:
+		return "active";
+	case PERF_EVENT_STATE_INACTIVE:
+		return "inactive";
+	case PERF_EVENT_STATE_OFF:
+		return "off";
+	case PERF_EVENT_STATE_EXIT:
+		return "exited";
+	case PERF_EVENT_STATE_ERROR:
+		return "error";
+	default:
+		return "other";
+	}
+}

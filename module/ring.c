@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The record ring: a bounded byte FIFO of whole records with global
+ * sequence numbers.  Producers never block: a record that does not fit is
+ * counted as dropped (its sequence number is consumed) and the next record
+ * that fits is preceded by a dropped record covering the gap exactly.
+ */
+#include <linux/poll.h>
+#include <linux/slab.h>
+#include <linux/ktime.h>
+#include <linux/timekeeping.h>
+#include <linux/vmalloc.h>
+
+#include "vcpuperf.h"
+
+/* Share of the ring kept for lifecycle records: 1/VP_RESERVE_DIV. */
+#define VP_RESERVE_DIV	8
+
+/**
+ * vp_ring_init() - allocate an empty ring
+ * @ring:	the ring
+ * @size:	capacity in bytes, a multiple of 8
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int vp_ring_init(struct vp_ring *ring, size_t size)
+{
+	memset(ring, 0, sizeof(*ring));
+	ring->buf = vzalloc(size);
+	if (!ring->buf)
+		return -ENOMEM;
+	ring->size = size;
+	ring->reserve = size / VP_RESERVE_DIV;
+	ring->next_seq = 1;
+	ring->oldest_seq = 1;
+	spin_lock_init(&ring->lock);
+	init_waitqueue_head(&ring->wait);
+	return 0;
+}
+
+/**
+ * vp_ring_free() - release the ring's memory
+ * @ring:	the ring, with no reader left
+ */
+void vp_ring_free(struct vp_ring *ring)
+{
+	vfree(ring->buf);
+	ring->buf = NULL;
+}
+
+static void vp_ring_copy_in(struct vp_ring *ring, const void *src, size_t len)
+{
+	size_t off = ring->wr % ring->size;
+	size_t first = min(len, ring->size - off);
+
+	memcpy(ring->buf + off, src, first);
+	memcpy(ring->buf, (const u8 *)src + first, len - first);
+	ring->wr += len;
+}
+
+static void vp_ring_copy_out(struct vp_ring *ring, u64 pos, void *dst,
+			     size_t len)
+{
+	size_t off = pos % ring->size;
+	size_t first = min(len, ring->size - off);
+
+	memcpy(dst, ring->buf + off, first);
+	memcpy((u8 *)dst + first, ring->buf, len - first);
+}
+
+/**
+ * vp_ring_put() - queue one record, assigning its sequence number
+ * @ring:	the ring
+ * @rec:	the record; rec->size bytes, rec->seq is set here
+ * @lifecycle:	a lifecycle record, allowed into the reserve
+ *
+ * Never sleeps.  Wakes the reader.
+ *
+ * Return: 0, or -ENOSPC when the record was dropped (and counted).
+ */
+int vp_ring_put(struct vp_ring *ring, struct vcpuperf_rec *rec,
+		bool lifecycle)
+{
+	size_t limit = lifecycle ? ring->size : ring->size - ring->reserve;
+	struct vcpuperf_dropped drop;
+	unsigned long flags;
+	size_t need;
+	int ret = 0;
+
+	spin_lock_irqsave(&ring->lock, flags);
+	need = rec->size;
+	if (ring->drops_pending)
+		need += sizeof(drop);
+	if (ring->wr - ring->rd + need > limit) {
+		if (!ring->drops_pending)
+			ring->drop_first_seq = ring->next_seq;
+		ring->drops_pending++;
+		ring->drops_total++;
+		ring->next_seq++;
+		ret = -ENOSPC;
+		goto out;
+	}
+	if (!ring->records)
+		ring->oldest_seq = ring->next_seq;
+	if (ring->drops_pending) {
+		memset(&drop, 0, sizeof(drop));
+		drop.rec.type = VCPUPERF_REC_DROPPED;
+		drop.rec.size = sizeof(drop);
+		drop.rec.seq = ring->next_seq++;
+		drop.rec.t_mono_ns = ktime_get_ns();
+		drop.rec.t_wall_ns = ktime_get_real_ns();
+		drop.count = ring->drops_pending;
+		drop.first_seq = ring->drop_first_seq;
+		drop.total = ring->drops_total;
+		vp_ring_copy_in(ring, &drop, sizeof(drop));
+		ring->records++;
+		ring->produced++;
+		ring->drops_pending = 0;
+	}
+	rec->seq = ring->next_seq++;
+	vp_ring_copy_in(ring, rec, rec->size);
+	ring->records++;
+	ring->produced++;
+out:
+	spin_unlock_irqrestore(&ring->lock, flags);
+	if (!ret)
+		wake_up_interruptible_poll(&ring->wait, EPOLLIN | EPOLLRDNORM);
+	return ret;
+}
+
+/**
+ * vp_ring_pop() - move whole records out of the ring
+ * @ring:	the ring
+ * @dst:	destination
+ * @len:	its size; at least VP_MAX_REC_SIZE to make progress
+ *
+ * Only whole records are consumed, so a reader that goes away in the
+ * middle of a record never leaves the next reader out of step.
+ *
+ * Return: bytes copied to @dst, 0 when the ring is empty.
+ */
+size_t vp_ring_pop(struct vp_ring *ring, u8 *dst, size_t len)
+{
+	unsigned long flags;
+	size_t done = 0;
+
+	spin_lock_irqsave(&ring->lock, flags);
+	while (ring->records) {
+		struct vcpuperf_rec hdr;
+
+		vp_ring_copy_out(ring, ring->rd, &hdr, sizeof(hdr));
+		if (WARN_ON_ONCE(hdr.size < sizeof(hdr) ||
+				 hdr.size > ring->wr - ring->rd)) {
+			/* Cannot happen; resynchronise by emptying. */
+			ring->rd = ring->wr;
+			ring->records = 0;
+			break;
+		}
+		if (done + hdr.size > len)
+			break;
+		vp_ring_copy_out(ring, ring->rd, dst + done, hdr.size);
+		ring->rd += hdr.size;
+		ring->records--;
+		ring->oldest_seq = hdr.seq + 1;
+		done += hdr.size;
+	}
+	spin_unlock_irqrestore(&ring->lock, flags);
+	return done;
+}
+
+/**
+ * vp_ring_empty() - nothing to read now
+ * @ring:	the ring
+ *
+ * Return: true when no record is queued.
+ */
+bool vp_ring_empty(struct vp_ring *ring)
+{
+	unsigned long flags;
+	bool empty;
+
+	spin_lock_irqsave(&ring->lock, flags);
+	empty = !ring->records;
+	spin_unlock_irqrestore(&ring->lock, flags);
+	return empty;
+}
+
+/**
+ * vp_ring_eof() - the session ended and everything was read
+ * @ring:	the ring
+ *
+ * Return: true when a reader should see end of file.
+ */
+bool vp_ring_eof(struct vp_ring *ring)
+{
+	unsigned long flags;
+	bool eof;
+
+	spin_lock_irqsave(&ring->lock, flags);
+	eof = ring->ended && !ring->records;
+	spin_unlock_irqrestore(&ring->lock, flags);
+	return eof;
+}
+
+/**
+ * vp_ring_set_ended() - mark or clear the end of a session
+ * @ring:	the ring
+ * @ended:	true once the session's finished record is queued
+ */
+void vp_ring_set_ended(struct vp_ring *ring, bool ended)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&ring->lock, flags);
+	ring->ended = ended;
+	spin_unlock_irqrestore(&ring->lock, flags);
+	wake_up_interruptible_poll(&ring->wait, EPOLLIN | EPOLLRDNORM);
+}
+
+/**
+ * vp_ring_first_seq() - sequence number a new reader will see first
+ * @ring:	the ring
+ *
+ * Return: the oldest queued record's number; with nothing queued, the
+ * first lost record's number if records are being dropped, else the next
+ * number to be assigned.
+ */
+u64 vp_ring_first_seq(struct vp_ring *ring)
+{
+	unsigned long flags;
+	u64 seq;
+
+	spin_lock_irqsave(&ring->lock, flags);
+	if (ring->records)
+		seq = ring->oldest_seq;
+	else if (ring->drops_pending)
+		seq = ring->drop_first_seq;
+	else
+		seq = ring->next_seq;
+	spin_unlock_irqrestore(&ring->lock, flags);
+	return seq;
+}
+
+/**
+ * vp_ring_drops() - records lost since load
+ * @ring:	the ring
+ *
+ * Return: the total.
+ */
+u64 vp_ring_drops(struct vp_ring *ring)
+{
+	unsigned long flags;
+	u64 n;
+
+	spin_lock_irqsave(&ring->lock, flags);
+	n = ring->drops_total;
+	spin_unlock_irqrestore(&ring->lock, flags);
+	return n;
+}
