@@ -5,7 +5,7 @@ set -eu
 
 PKGS="build-essential make gcc bc flex bison libelf-dev libssl-dev
 linux-headers-amd64 linux-image-amd64 linux-perf
-qemu-system-x86 busybox-static cpio kmod sparse python3 procps"
+qemu-system-x86 busybox-static cpio kmod xz-utils sparse python3 procps"
 
 missing=""
 for p in $PKGS; do

@@ -1,0 +1,562 @@
+#!/usr/bin/python3
+"""vcpuperf integration tests: run as root inside the test VM, from the
+repository root, after `make`.  Usage: run.py [TEST_NAME...]
+
+Each test loads the freshly built module, drives it with vcpuperf-cat and
+checks the rows against an independent oracle.  Prints a closing line
+'N passed, N failed'."""
+
+import errno
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from vptest import (Cat, TestFailure, Workload, check, control,  # noqa: E402
+                    dmesg_clean_since, dmesg_mark, load, read_file, sh,
+                    unload, within, DEBUGFS, MODULE, CAT)
+
+MS = 1000000
+
+TESTS = []
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+def by_tid(rows):
+    out = {}
+    for r in rows:
+        out.setdefault(r["tid"], []).append(r)
+    return out
+
+
+def delta(th, key):
+    return th["after"][key] - th["before"][key]
+
+
+@test
+def counts_match_proc_oracles():
+    """page faults, context switches and task-clock per vCPU thread agree
+    with what each thread read from /proc around its known work."""
+    load()
+    pages, sleeps, burn = 3000, 200, 400
+    w = Workload("counts", "--threads", "2", "--wait-go", "--pages",
+                 str(pages), "--sleeps", str(sleeps), "--burn-ms", str(burn),
+                 "--hold-ms", "1500")
+    c = Cat("counts", "--qemu", str(w.pid), "--interval", "100ms",
+            "--events", "task-clock,page-faults,context-switches,cycles,"
+            "instructions")
+    try:
+        c.wait_started(2)
+        w.go()
+        rep = w.wait()
+        time.sleep(0.3)
+    finally:
+        w.kill()
+        rc = c.stop()
+    check(rc == 0, "vcpuperf-cat exit %d: %s" % (rc, c.stderr))
+    rows = by_tid(c.rows())
+    for th in rep["threads"]:
+        tid = th["tid"]
+        trows = rows.get(tid, [])
+        check(len(trows) >= 10, "tid %d: %d rows" % (tid, len(trows)))
+        check(all(r["vcpu"] == th["vcpu"] for r in trows),
+              "tid %d: vcpu mapping wrong" % tid)
+        check(all(r["pid"] == rep["pid"] for r in trows), "pid wrong")
+        pf = sum(r["page_faults"] for r in trows)
+        opf = delta(th, "minflt") + delta(th, "majflt")
+        check(opf >= pages, "oracle saw %d faults for %d pages" % (opf, pages))
+        check(opf <= pf <= opf + 100,
+              "tid %d: page_faults %d, /proc says %d (+100 allowed for "
+              "thread start/exit)" % (tid, pf, opf))
+        cs = sum(r["context_switches"] for r in trows)
+        ocs = (delta(th, "voluntary_ctxt_switches") +
+               delta(th, "nonvoluntary_ctxt_switches"))
+        check(ocs >= sleeps, "oracle saw %d switches" % ocs)
+        check(ocs <= cs <= ocs + 30,
+              "tid %d: context_switches %d, /proc says %d" % (tid, cs, ocs))
+        tc = sum(r["task_clock"] for r in trows)
+        ort = delta(th, "sum_exec_runtime_ns")
+        check(ort >= burn * MS, "oracle runtime %d" % ort)
+        check(0.97 * ort <= tc <= ort + 100 * MS,
+              "tid %d: task_clock %d ns, schedstat says %d" % (tid, tc, ort))
+        check(all(r["cycles"] is None and r["instructions"] is None
+                  for r in trows), "hardware events must be null")
+        check(all(r["ipc"] is None for r in trows), "ipc must be null")
+        check(any(r["ran"] for r in trows), "never ran?")
+    ev = c.events()
+    unav = [e for e in ev if e["event"] == "perf_unavailable"]
+    check(len(unav) == 4, "want 4 perf_unavailable, got %d" % len(unav))
+    for e in unav:
+        check(e["errno"] in ("ENOENT", "EOPNOTSUPP"), "errno %s" % e["errno"])
+        check(e["reason"] and e["detail"], "no reason")
+    names = [e["event"] for e in ev]
+    for n in ("perf_started", "perf_first_row", "perf_task_exited",
+              "perf_finished", "perf_detached"):
+        check(n in names, "no %s event" % n)
+    fin = [e for e in ev if e["event"] == "perf_finished"
+           and e.get("tid") in rows]
+    for e in fin:
+        check(e["intervals_seen"] == len(rows[e["tid"]]),
+              "finished says %d intervals, %d rows" %
+              (e["intervals_seen"], len(rows[e["tid"]])))
+
+
+def perf_stat_per_thread(path):
+    """Parse `perf stat --per-thread -x,` output: {tid: {event: value}}."""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            parts = line.strip().split(",")
+            if len(parts) < 4 or "-" not in parts[0]:
+                continue
+            tid = int(parts[0].rsplit("-", 1)[1])
+            try:
+                val = float(parts[1])
+            except ValueError:
+                continue
+            name = parts[3].split(":")[0]
+            if parts[2] == "msec":
+                val *= MS
+            out.setdefault(tid, {})[name] = val
+    return out
+
+
+@test
+def agrees_with_perf_stat():
+    """perf stat run side by side on the same threads and software events
+    agrees within 5% (page faults within 20, context switches within 10)."""
+    load()
+    w = Workload("perfstat", "--threads", "2", "--wait-go", "--pages",
+                 "2000", "--sleeps", "100", "--burn-ms", "800",
+                 "--hold-ms", "500")
+    tids = ",".join(str(t) for t in w.tids)
+    evs = "task-clock,page-faults,context-switches"
+    pstat = os.path.join(os.environ.get("VP_OUT", "/tmp"), "perfstat.txt")
+    perf = subprocess.Popen(["perf", "stat", "--per-thread", "-t", tids,
+                             "-e", evs, "-x", ",", "-o", pstat],
+                            stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    c = Cat("perfstat", "--tid", tids, "--events", evs, "--interval",
+            "100ms")
+    try:
+        c.wait_started(2)
+        time.sleep(0.5)
+        w.go()
+        w.wait()
+        time.sleep(0.3)
+        perf.send_signal(signal.SIGINT)
+        perf.wait(timeout=30)
+        rc = c.stop()
+    finally:
+        w.kill()
+    check(rc == 0, "vcpuperf-cat exit %d" % rc)
+    ps = perf_stat_per_thread(pstat)
+    rows = by_tid(c.rows())
+    for tid in w.tids:
+        check(tid in ps, "perf stat has no tid %d: %s" % (tid, ps))
+        tc = sum(r["task_clock"] for r in rows[tid])
+        pf = sum(r["page_faults"] for r in rows[tid])
+        cs = sum(r["context_switches"] for r in rows[tid])
+        p = ps[tid]
+        check(within(tc, p["task-clock"], 0.05, 20 * MS),
+              "tid %d task_clock %d vs perf %d" % (tid, tc, p["task-clock"]))
+        check(within(pf, p["page-faults"], 0.05, 20),
+              "tid %d page_faults %d vs perf %d" % (tid, pf, p["page-faults"]))
+        check(within(cs, p["context-switches"], 0.05, 10),
+              "tid %d cs %d vs perf %d" % (tid, cs, p["context-switches"]))
+
+
+@test
+def hotplug_and_thread_exit():
+    """A vCPU thread started after attach is picked up (perf_vcpu_added);
+    a thread that exits mid-run gives perf_task_exited with final counts."""
+    load()
+    w = Workload("hotplug", "--threads", "2", "--wait-go", "--pages", "500",
+                 "--late-thread-ms", "400", "--exit-thread", "--hold-ms",
+                 "2000")
+    c = Cat("hotplug", "--qemu", str(w.pid), "--events",
+            "page-faults,task-clock", "--interval", "50ms")
+    try:
+        c.wait_started(2)
+        w.go()
+        rep = w.wait()
+    finally:
+        w.kill()
+        rc = c.stop()
+    check(rc == 0, "vcpuperf-cat exit %d" % rc)
+    late = [t for t in rep["threads"] if t["vcpu"] == 2]
+    check(len(late) == 1, "workload reports no late thread")
+    added = c.events("perf_vcpu_added")
+    check(any(e["tid"] == late[0]["tid"] and e["vcpu"] == 2 for e in added),
+          "no perf_vcpu_added for tid %d: %s" % (late[0]["tid"], added))
+    rows = by_tid(c.rows())
+    check(len(rows.get(late[0]["tid"], [])) >= 5, "late thread has no rows")
+    t0 = [t for t in rep["threads"] if t["vcpu"] == 0][0]
+    exited = [e for e in c.events("perf_task_exited")
+              if e["tid"] == t0["tid"]]
+    check(exited, "no perf_task_exited for the exiting thread")
+    final = exited[0]["final"]["page-faults"]
+    check(final >= 500, "final page-faults %s < 500" % final)
+    last0 = max(r["t_mono_ns"] for r in rows[t0["tid"]])
+    last1 = max(r["t_mono_ns"] for r in rows[rep["threads"][1]["tid"]])
+    check(last0 < last1, "rows of the exited thread continue")
+
+
+BAD_COMMANDS = [
+    ("", errno.EINVAL), ("\n", errno.EINVAL), ("attach", errno.EINVAL),
+    ("attach tid=", errno.EINVAL), ("attach tid=abc", errno.EINVAL),
+    ("attach tid=0", errno.EINVAL), ("attach tid=-5", errno.EINVAL),
+    ("attach tid=1,1", errno.EINVAL), ("attach tid=99999999999", errno.EINVAL),
+    ("attach pid=1,2", errno.EINVAL), ("attach qemu=", errno.EINVAL),
+    ("attach tid=1 pid=1", errno.EINVAL), ("attach tid=1 events=", errno.EINVAL),
+    ("attach tid=1 events=cycles,,instructions", errno.EINVAL),
+    ("attach tid=1 events=bogus-event", errno.ENOENT),
+    ("attach tid=1 events=nosuchsys:nosuchtp", errno.ENOENT),
+    ("attach tid=1 events=cycles:x", errno.EINVAL),
+    ("attach tid=1 events=cycles:uk", errno.EINVAL),
+    ("attach tid=1 guest_only host_only", errno.EINVAL),
+    ("attach tid=1 frobnicate", errno.EINVAL),
+    ("attach tid=1 events=cycles,instructions,cache-references,cache-misses,"
+     "branches,branch-misses,page-faults,context-switches,task-clock,"
+     "cpu-clock,cpu-migrations,minor-faults,major-faults,alignment-faults,"
+     "emulation-faults,bus-cycles,ref-cycles", errno.E2BIG),
+    ("attach tid=2000000000", errno.ESRCH),
+    ("detach tid=2000000000", errno.ESRCH), ("detach", errno.EINVAL),
+    ("detach all extra", errno.EINVAL), ("interval", errno.EINVAL),
+    ("interval 0", errno.EINVAL), ("interval 61s", errno.EINVAL),
+    ("interval 500us", errno.EINVAL), ("interval 10xs", errno.EINVAL),
+    ("stop now", errno.EINVAL), ("frobnicate", errno.EINVAL),
+    ("attach tid=1\nstop", errno.EINVAL), (b"attach tid=1\x00", errno.EINVAL),
+    (b"attach tid=1 events=cycles\xff", errno.EINVAL),
+    ("attach qemu=1", errno.ESRCH), ("x" * 17000, errno.E2BIG),
+]
+
+
+@test
+def malformed_commands_change_nothing():
+    """Every malformed command is rejected with its documented errno, its
+    reason shows in status, and the running collection is untouched."""
+    load()
+    w = Workload("bad", "--threads", "2", "--hold-ms", "20000")
+    c = Cat("bad", "--qemu", str(w.pid), "--events",
+            "task-clock,context-switches", "--interval", "50ms")
+    try:
+        c.wait_started(2)
+        time.sleep(0.5)
+        config = read_file("control")
+        rows_before = len(c.rows())
+        bad = BAD_COMMANDS + [("attach qemu=%d" % w.pid, errno.EEXIST),
+                              ("attach tid=%d" % w.tids[0], errno.EEXIST)]
+        check(len(bad) >= 20, "too few bad commands")
+        for cmd, want in bad:
+            got = control(cmd)
+            check(got == want, "%r: errno %s, want %s" %
+                  (cmd[:60], errno.errorcode.get(got, got),
+                   errno.errorcode[want]))
+            status = read_file("status")
+            check("last_error: " + errno.errorcode[want] in status,
+                  "status lacks the reason for %r" % cmd[:40])
+            check(read_file("control") == config,
+                  "%r changed the configuration" % cmd[:40])
+        time.sleep(0.5)
+        check(len(c.rows()) > rows_before + 10, "rows stopped flowing")
+        check(c.proc.poll() is None, "vcpuperf-cat died")
+    finally:
+        rc = c.stop()
+        w.kill()
+    check(rc == 0, "vcpuperf-cat exit %d" % rc)
+    check(not c.events("perf_seq_gap"), "sequence gaps")
+
+
+@test
+def stream_single_reader_nonblock_poll():
+    """A second open gets EBUSY; O_NONBLOCK gives EAGAIN; poll wakes."""
+    load()
+    path = os.path.join(DEBUGFS, "stream")
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        hdr = os.read(fd, 4096)
+        check(len(hdr) >= 64 and hdr[32:36] == b"VCPF", "no header record")
+        try:
+            os.read(fd, 4096)
+            raise TestFailure("read on an empty stream did not fail")
+        except BlockingIOError:
+            pass
+        try:
+            os.close(os.open(path, os.O_RDONLY))
+            raise TestFailure("second reader was allowed")
+        except OSError as e:
+            check(e.errno == errno.EBUSY, "second open: %s" % e)
+        w = Workload("poll", "--threads", "1", "--hold-ms", "3000")
+        try:
+            check(control("interval 10ms") == 0, "interval")
+            check(control("attach tid=%d events=task-clock" % w.tids[0]) == 0,
+                  "attach")
+            p = select.poll()
+            p.register(fd, select.POLLIN)
+            check(p.poll(5000), "poll did not wake")
+            check(len(os.read(fd, 65536)) > 0, "no data after poll")
+            check(control("stop") == 0, "stop")
+            deadline = time.time() + 5
+            while time.time() < deadline:
+                try:
+                    if os.read(fd, 65536) == b"":
+                        break
+                except BlockingIOError:
+                    time.sleep(0.05)
+            else:
+                raise TestFailure("no EOF after stop")
+        finally:
+            w.kill()
+    finally:
+        os.close(fd)
+
+
+@test
+def permissions():
+    """Unprivileged users get EACCES; root without CAP_PERFMON gets EPERM."""
+    load()
+    status = os.path.join(DEBUGFS, "status")
+    p = sh("setpriv --reuid=65534 --regid=65534 --clear-groups cat %s" %
+           status, check_rc=False)
+    check(p.returncode != 0 and "Permission denied" in p.stderr,
+          "nobody could read status: %s" % p.stderr)
+    for f in ("status", "control", "stream"):
+        p = sh("setpriv --bounding-set=-all --inh-caps=-all cat %s" %
+               os.path.join(DEBUGFS, f), check_rc=False, timeout=10)
+        check(p.returncode != 0 and "Operation not permitted" in p.stderr,
+              "capless root could open %s: %s" % (f, p.stderr))
+    p = sh("setpriv --reuid=65534 --regid=65534 --clear-groups %s --pid 1 "
+           "--duration 1s" % CAT, check_rc=False)
+    check(p.returncode == 1 and ("root" in p.stderr or "CAP_PERFMON" in
+                                 p.stderr), "tool message: %s" % p.stderr)
+
+
+def wait_threads(pid, names, timeout=60):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        got = set()
+        try:
+            for t in os.listdir("/proc/%d/task" % pid):
+                with open("/proc/%d/task/%s/comm" % (pid, t)) as f:
+                    got.add(f.read().strip())
+        except OSError:
+            pass
+        if names <= got:
+            return
+        time.sleep(0.1)
+    raise TestFailure("qemu threads %s never appeared" % names)
+
+
+@test
+def real_qemu_vcpus_and_kill():
+    """A real QEMU (-name ...,debug-threads=on): its 'CPU n/TCG' threads
+    become vCPUs 0 and 1; killing QEMU gives perf_task_exited for both."""
+    load()
+    q = subprocess.Popen(["qemu-system-x86_64", "-name", "vpt,debug-threads=on",
+                          "-accel", "tcg", "-smp", "2", "-m", "32",
+                          "-display", "none", "-nodefaults",
+                          "-no-user-config"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_threads(q.pid, {"CPU 0/TCG", "CPU 1/TCG"})
+        c = Cat("qemu", "--qemu", str(q.pid), "--events",
+                "task-clock,context-switches,cycles", "--interval", "100ms")
+        c.wait_started(2)
+        time.sleep(1.5)
+        q.kill()
+        q.wait()
+        time.sleep(0.5)
+        rc = c.stop()
+    finally:
+        if q.poll() is None:
+            q.kill()
+            q.wait()
+    check(rc == 0, "vcpuperf-cat exit %d" % rc)
+    rows = c.rows()
+    check({r["vcpu"] for r in rows} == {0, 1},
+          "vcpus %s" % {r["vcpu"] for r in rows})
+    check(any(r["task_clock"] for r in rows), "vCPUs never ran")
+    started = c.events("perf_started")
+    check(all(e["kind"] == "qemu" for e in started), "kind")
+    exited = c.events("perf_task_exited")
+    check(len(exited) == 2, "want 2 perf_task_exited, got %d" % len(exited))
+    det = c.events("perf_detached")
+    check(sorted(e["reason"] for e in det) == ["exited", "exited"],
+          "detached: %s" % det)
+
+
+@test
+def rmmod_while_streaming():
+    """rmmod with a blocked reader and attached threads: the reader gets
+    the final records and EOF, every counter is released, the log is
+    clean and the module can be loaded again."""
+    mark = dmesg_mark()
+    load()
+    w = Workload("rmmod", "--threads", "2", "--hold-ms", "20000")
+    c = Cat("rmmod", "--qemu", str(w.pid), "--events",
+            "task-clock,page-faults,cycles", "--interval", "20ms")
+    try:
+        c.wait_started(2)
+        time.sleep(1)
+        sh("rmmod vcpuperf", timeout=60)
+        rc = c.wait(timeout=30)
+    finally:
+        w.kill()
+    check(rc == 0, "vcpuperf-cat exit %d: %s" % (rc, c.stderr))
+    det = c.events("perf_detached")
+    check(len(det) == 2 and all(e["reason"] == "unload" for e in det),
+          "detached: %s" % det)
+    fin = [e for e in c.events("perf_finished") if e.get("scope") == "session"]
+    check(len(fin) == 1, "no session perf_finished")
+    check(not os.path.isdir("/sys/module/vcpuperf"), "module still loaded")
+    dmesg_clean_since(mark)
+    load()
+    unload()
+
+
+@test
+def interval_grid_is_drift_free():
+    """At 20 ms the mean period is 20 ms within 1% (no jiffies rounding)."""
+    load()
+    w = Workload("grid", "--threads", "1", "--hold-ms", "5000")
+    c = Cat("grid", "--tid", str(w.tids[0]), "--events", "task-clock",
+            "--interval", "20ms", "--duration", "3s")
+    try:
+        rc = c.wait(timeout=30)
+    finally:
+        w.kill()
+    check(rc == 0, "exit %d" % rc)
+    ts = [r["t_mono_ns"] for r in c.rows()]
+    check(len(ts) >= 100, "%d rows in 3 s at 20 ms" % len(ts))
+    mean = (ts[-1] - ts[0]) / (len(ts) - 1)
+    check(within(mean, 20 * MS, 0.01), "mean period %.0f ns" % mean)
+    check(all(r["interval_s"] == 0.02 for r in c.rows()), "interval_s")
+
+
+@test
+def insmod_parameters():
+    """insmod qemu=PID events=... interval_ms=50 starts collecting at load;
+    bad parameters make insmod fail and leave nothing loaded."""
+    unload()
+    w = Workload("params", "--threads", "2", "--hold-ms", "10000")
+    try:
+        for bad in ("qemu=1", "events=bogus qemu=%d" % w.pid,
+                    "interval_ms=0", "ring_kb=1", "pid=1 qemu=%d" % w.pid):
+            p = sh("insmod %s %s" % (MODULE, bad), check_rc=False)
+            check(p.returncode != 0, "insmod %s succeeded" % bad)
+            check(not os.path.isdir("/sys/module/vcpuperf"), "loaded")
+        load("qemu=%d events=task-clock,page-faults interval_ms=50" % w.pid)
+        c = Cat("params", "--no-attach")
+        time.sleep(1.5)
+        rc = c.stop()
+    finally:
+        w.kill()
+    check(rc == 0, "exit %d" % rc)
+    rows = c.rows()
+    check({r["vcpu"] for r in rows} == {0, 1}, "vcpus")
+    check(len(rows) >= 20, "%d rows" % len(rows))
+    check(all(r["interval_s"] == 0.05 for r in rows), "interval")
+    unload()
+
+
+@test
+def drops_are_explained_exactly():
+    """A slow reader with a 64 KiB ring at 1 ms: every sequence gap is
+    explained by a perf_dropped whose count matches, and the total equals
+    the session's drop count."""
+    load("ring_kb=64")
+    w = Workload("drops", "--threads", "4", "--hold-ms", "20000")
+    try:
+        check(control("interval 1ms") == 0, "interval")
+        check(control("attach qemu=%d events=task-clock,context-switches" %
+                      w.pid) == 0, "attach")
+        time.sleep(1.5)
+        c = Cat("drops", "--no-attach")
+        time.sleep(1.0)
+        check(control("stop") == 0, "stop")
+        rc = c.wait(timeout=30)
+    finally:
+        w.kill()
+    check(rc == 0, "vcpuperf-cat exit %d (unexplained gap?): %s" %
+          (rc, c.stderr))
+    dropped = c.events("perf_dropped")
+    check(dropped, "no drops provoked")
+    gaps = c.events("perf_seq_gap")
+    check(all(g["explained"] for g in gaps), "unexplained gaps: %s" % gaps)
+    fin = [e for e in c.events("perf_finished") if e.get("scope") == "session"]
+    check(fin and fin[0]["drops"] == sum(d["count"] for d in dropped),
+          "session drops %s vs dropped records %d" %
+          (fin and fin[0]["drops"], sum(d["count"] for d in dropped)))
+
+
+@test
+def tracepoint_events():
+    """sched:sched_switch counts like context-switches; a tracepoint that
+    does not exist is refused (ENOENT) before anything is attached."""
+    load()
+    w = Workload("tp", "--threads", "1", "--wait-go", "--sleeps", "300",
+                 "--hold-ms", "1000")
+    c = Cat("tp", "--tid", str(w.tids[0]), "--events",
+            "sched:sched_switch,context-switches", "--interval", "100ms")
+    try:
+        c.wait_started(1)
+        w.go()
+        w.wait()
+        rc = c.stop()
+    finally:
+        w.kill()
+    check(rc == 0, "exit %d" % rc)
+    rows = c.rows()
+    tp = sum(r["sched_sched_switch"] for r in rows)
+    cs = sum(r["context_switches"] for r in rows)
+    check(cs >= 300 and within(tp, cs, 0.02, 3), "tracepoint %d vs cs %d" %
+          (tp, cs))
+    p = sh("%s --pid 1 --events nosuch:tracepoint --duration 1s" % CAT,
+           check_rc=False)
+    check(p.returncode != 0 and "nosuch:tracepoint" in p.stderr,
+          "missing tracepoint: %s" % p.stderr)
+    check("attach" not in read_file("control"), "something attached")
+
+
+def main(argv):
+    names = set(argv[1:])
+    todo = [t for t in TESTS if not names or t.__name__ in names]
+    mark = dmesg_mark()
+    passed = failed = 0
+    for t in todo:
+        start = time.time()
+        try:
+            t()
+            passed += 1
+            print("ok - %s (%.1fs)" % (t.__name__, time.time() - start),
+                  flush=True)
+        except Exception as e:
+            failed += 1
+            print("not ok - %s: %s" % (t.__name__, e), flush=True)
+            if not isinstance(e, TestFailure):
+                traceback.print_exc()
+            if os.path.isdir(DEBUGFS):
+                print(read_file("status"))
+    try:
+        unload()
+        dmesg_clean_since(mark)
+        passed += 1
+        print("ok - kernel log clean after all tests", flush=True)
+    except Exception as e:
+        failed += 1
+        print("not ok - kernel log: %s" % e, flush=True)
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,195 @@
+"""Helpers for the vcpuperf integration tests, which run as root inside the
+test VM (scripts/vm-run.sh) with the repository as the working directory.
+
+Every assertion compares the module's numbers with an independent oracle:
+the workload's own /proc readings, /proc/<tid>/status and schedstat, or
+perf stat run side by side.  Nothing here decodes the binary stream:
+vcpuperf-cat does that, and the tests read its JSONL."""
+
+import json
+import os
+import signal
+import subprocess
+import time
+
+REPO = os.getcwd()
+MODULE = os.path.join(REPO, "vcpuperf.ko")
+CAT = os.path.join(REPO, "tools", "vcpuperf-cat")
+WORKLOAD = os.path.join(REPO, "tests", "workload", "workload")
+DEBUGFS = "/sys/kernel/debug/vcpuperf"
+OUT = os.environ.get("VP_OUT", "/tmp/out")
+
+
+class TestFailure(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise TestFailure(msg)
+
+
+def sh(cmd, check_rc=True, timeout=120):
+    p = subprocess.run(cmd, shell=True, capture_output=True, text=True,
+                       timeout=timeout)
+    if check_rc and p.returncode != 0:
+        raise TestFailure("command failed (%d): %s\n%s%s" %
+                          (p.returncode, cmd, p.stdout, p.stderr))
+    return p
+
+
+def module_loaded():
+    return os.path.isdir("/sys/module/vcpuperf")
+
+
+def load(params=""):
+    if module_loaded():
+        unload()
+    sh("insmod %s %s" % (MODULE, params))
+
+
+def unload():
+    if module_loaded():
+        sh("rmmod vcpuperf", timeout=60)
+
+
+def control(cmd):
+    """Write one command; return 0 or the errno of the failed write."""
+    fd = os.open(os.path.join(DEBUGFS, "control"), os.O_WRONLY)
+    try:
+        os.write(fd, cmd.encode() if isinstance(cmd, str) else cmd)
+        return 0
+    except OSError as e:
+        return e.errno
+    finally:
+        os.close(fd)
+
+
+def read_file(name):
+    with open(os.path.join(DEBUGFS, name)) as f:
+        return f.read()
+
+
+def dmesg_mark():
+    """Number of kernel log lines so far, to look only at what follows."""
+    return len(sh("dmesg").stdout.splitlines())
+
+
+BAD_LOG = ("WARNING:", "BUG:", "Oops", "general protection",
+           "KASAN", "UBSAN", "sleeping function called from invalid context",
+           "possible circular locking", "INFO: task", "Call Trace",
+           "kmemleak")
+
+
+def dmesg_clean_since(mark):
+    lines = sh("dmesg").stdout.splitlines()[mark:]
+    bad = [ln for ln in lines if any(b in ln for b in BAD_LOG)]
+    check(not bad, "kernel log has problems:\n" + "\n".join(lines[-60:]))
+
+
+class Workload:
+    """tests/workload/workload: threads named 'CPU <n>/KVM' doing known work."""
+
+    def __init__(self, name, *args):
+        self.ready = os.path.join(OUT, name + ".ready.json")
+        self.report = os.path.join(OUT, name + ".report.json")
+        for p in (self.ready, self.report):
+            if os.path.exists(p):
+                os.unlink(p)
+        self.proc = subprocess.Popen(
+            [WORKLOAD, "--ready", self.ready, "--report", self.report] +
+            list(args), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True)
+        deadline = time.time() + 30
+        while not os.path.exists(self.ready):
+            check(self.proc.poll() is None, "workload died: %s" %
+                  self.proc.stdout.read())
+            check(time.time() < deadline, "workload never got ready")
+            time.sleep(0.02)
+        with open(self.ready) as f:
+            info = json.load(f)
+        self.pid = info["pid"]
+        self.tids = info["tids"]
+        self.vcpus = info["vcpus"]
+
+    def go(self):
+        os.kill(self.pid, signal.SIGUSR1)
+
+    def wait(self, timeout=120):
+        rc = self.proc.wait(timeout=timeout)
+        check(rc == 0, "workload exited %d: %s" % (rc, self.proc.stdout.read()))
+        with open(self.report) as f:
+            return json.load(f)
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class Cat:
+    """vcpuperf-cat in the background, writing rows and events to files."""
+
+    def __init__(self, name, *args):
+        self.rows_path = os.path.join(OUT, name + ".rows.jsonl")
+        self.events_path = os.path.join(OUT, name + ".events.jsonl")
+        self.proc = subprocess.Popen(
+            [CAT, "-o", self.rows_path, "--events-out", self.events_path] +
+            list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True)
+
+    def wait_started(self, n=1, timeout=30):
+        """Wait for n perf_started events."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            check(self.proc.poll() is None,
+                  "vcpuperf-cat exited early: %s" % self.proc.stderr.read())
+            if len(self.events("perf_started")) >= n:
+                return
+            time.sleep(0.05)
+        raise TestFailure("no perf_started from vcpuperf-cat")
+
+    def stop(self, sig=signal.SIGINT, timeout=60):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        return self.wait(timeout)
+
+    def wait(self, timeout=60):
+        try:
+            out, err = self.proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            out, err = self.proc.communicate()
+            raise TestFailure("vcpuperf-cat did not exit: " + err)
+        self.stderr = err
+        return self.proc.returncode
+
+    def rows(self):
+        return load_jsonl(self.rows_path)
+
+    def events(self, name=None):
+        ev = load_jsonl(self.events_path)
+        return [e for e in ev if name is None or e.get("event") == name]
+
+
+def load_jsonl(path):
+    out = []
+    if not os.path.exists(path):
+        return out
+    with open(path) as f:
+        for line in f:
+            if line.endswith("\n"):
+                out.append(json.loads(line))
+    return out
+
+
+def proc_status(tid, key):
+    with open("/proc/%d/status" % tid) as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    raise TestFailure("no %s in /proc/%d/status" % (key, tid))
+
+
+def within(value, expect, rel, absolute=0):
+    return abs(value - expect) <= max(rel * abs(expect), absolute)
