@@ -1,0 +1,850 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Host tests of vcpuperf-cat's stream decoding (no VM, no module).
+
+Streams are built here with struct from the layouts documented in
+include/uapi/vcpuperf.h, independently of the tool's C code, then decoded
+with ``vcpuperf-cat --replay FILE`` (or a fake debugfs directory) and the
+JSONL checked with json.loads.
+
+Run from the repository root:  python3 tests/tool/test_decode.py
+"""
+
+import json
+import os
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+TOOL = os.path.join(ROOT, "tools", "vcpuperf-cat")
+
+# ---- uapi constants (include/uapi/vcpuperf.h) ------------------------------
+MAGIC = 0x46504356
+ABI = 1
+MAX_EVENTS = 16
+NAME_LEN = 48
+COMM_LEN = 16
+NO_VCPU = -1
+(HEADER, SAMPLE, STARTED, UNAVAILABLE, FIRST_ROW, MULTIPLEXED, NO_COUNTERS,
+ VCPU_ADDED, TASK_EXITED, DROPPED, FINISHED, DETACHED) = range(1, 13)
+KIND_TID, KIND_PID, KIND_QEMU = 1, 2, 3
+MOD_U, MOD_K, MOD_G, MOD_H, MOD_D = 1, 2, 4, 8, 16
+CAUSE_NO_PMU, CAUSE_NEVER_COUNTED = 1, 9
+DETACH_EXITED, DETACH_STOP = 2, 3
+SAMPLE_FIRST, SAMPLE_FINAL = 1, 2
+
+# perf_event.h
+HW, SW = 0, 1
+HW_CYCLES, HW_INSTRUCTIONS, HW_CACHE_REFS, HW_CACHE_MISSES = 0, 1, 2, 3
+HW_BRANCHES, HW_BRANCH_MISSES = 4, 5
+SW_PAGE_FAULTS, SW_CONTEXT_SWITCHES, SW_TASK_CLOCK = 2, 3, 1
+
+DEFAULT_EVENTS = [
+    ("cycles", HW, 0, HW_CYCLES),
+    ("instructions", HW, 0, HW_INSTRUCTIONS),
+    ("cache-references", HW, 0, HW_CACHE_REFS),
+    ("cache-misses", HW, 0, HW_CACHE_MISSES),
+    ("branches", HW, 0, HW_BRANCHES),
+    ("branch-misses", HW, 0, HW_BRANCH_MISSES),
+    ("page-faults", SW, 0, SW_PAGE_FAULTS),
+    ("context-switches", SW, 0, SW_CONTEXT_SWITCHES),
+]
+DEFAULT_KEYS = ["cycles", "instructions", "cache_references", "cache_misses",
+                "branches", "branch_misses", "page_faults",
+                "context_switches"]
+
+REC_FMT = "=HHIQQQ"         # struct vcpuperf_rec, 32 bytes
+ID_FMT = "Ii"               # struct vcpuperf_target_id
+COUNT_FMT = "QQQ"           # struct vcpuperf_count
+
+
+def pad8(b):
+    return b + b"\0" * (-len(b) % 8)
+
+
+class Stream:
+    """Builds a record stream; seq numbers and clocks advance by themselves."""
+
+    def __init__(self, next_seq=1, interval_ns=100_000_000, magic=MAGIC,
+                 abi=ABI, rec_size=32):
+        self.data = bytearray()
+        self.seq = next_seq
+        self.t = 1_000_000_000
+        body = struct.pack("=IIIIIIQQ", magic, abi, rec_size, MAX_EVENTS,
+                           1 << 20, 0, next_seq, interval_ns)
+        self._put(HEADER, 0, body, seq=0)
+
+    def _put(self, rtype, tid, body, seq=None, size=None):
+        if seq is None:
+            seq = self.seq
+            self.seq += 1
+        t = self.t
+        self.t += 1000
+        raw = pad8(body)
+        total = 32 + len(raw) if size is None else size
+        self.data += struct.pack(REC_FMT, rtype, total, tid, seq, t,
+                                 t + 1_700_000_000_000_000_000) + raw
+        return seq
+
+    def skip(self, n):
+        """Lose n sequence numbers (as the ring does when full)."""
+        first = self.seq
+        self.seq += n
+        return first
+
+    def started(self, tid, events=DEFAULT_EVENTS, pid=100, vcpu=0,
+                kind=KIND_QEMU, comm=b"CPU 0/KVM", interval_ns=100_000_000):
+        body = struct.pack("=" + ID_FMT + "IIQ16s", pid, vcpu, kind,
+                           len(events), interval_ns, comm)
+        for name, etype, mods, config in events:
+            body += struct.pack("=48sIIQ", name.encode(), etype, mods,
+                                config)
+        return self._put(STARTED, tid, body)
+
+    def sample(self, tid, counts, mask=None, pid=100, vcpu=0, flags=0,
+               interval_ns=100_000_000, window=1234, exited=0, t=None,
+               nr=None):
+        if mask is None:
+            mask = (1 << len(counts)) - 1
+        if t is not None:
+            self.t = t
+        body = struct.pack("=" + ID_FMT + "IIIIQQ", pid, vcpu,
+                           len(counts) if nr is None else nr, mask, exited,
+                           flags, interval_ns, window)
+        for c in counts:
+            body += struct.pack("=" + COUNT_FMT, *c)
+        return self._put(SAMPLE, tid, body)
+
+    def unavailable(self, tid, index, name, error, cause, pid=100, vcpu=0):
+        body = struct.pack("=" + ID_FMT + "IiII48s", pid, vcpu, index, error,
+                           cause, 0, name.encode())
+        return self._put(UNAVAILABLE, tid, body)
+
+    def first_row(self, tid, populated, pmask, cmask, nr, pid=100, vcpu=0):
+        body = struct.pack("=" + ID_FMT + "IIII", pid, vcpu, populated,
+                           pmask, cmask, nr)
+        return self._put(FIRST_ROW, tid, body)
+
+    def multiplexed(self, tid, mask, ppm, pid=100, vcpu=0):
+        body = struct.pack("=" + ID_FMT + "II", pid, vcpu, mask, ppm)
+        return self._put(MULTIPLEXED, tid, body)
+
+    def no_counters(self, tid, seen, ran, cmask, pid=100, vcpu=0):
+        body = struct.pack("=" + ID_FMT + "QQII", pid, vcpu, seen, ran,
+                           CAUSE_NEVER_COUNTED, cmask)
+        return self._put(NO_COUNTERS, tid, body)
+
+    def vcpu_added(self, tid, comm, pid=100, vcpu=1):
+        body = struct.pack("=" + ID_FMT + "16s", pid, vcpu, comm)
+        return self._put(VCPU_ADDED, tid, body)
+
+    def task_exited(self, tid, counts, exited, pid=100, vcpu=0):
+        body = struct.pack("=" + ID_FMT + "II", pid, vcpu, len(counts),
+                           exited)
+        for c in counts:
+            body += struct.pack("=" + COUNT_FMT, *c)
+        return self._put(TASK_EXITED, tid, body)
+
+    def dropped(self, count, first_seq, total):
+        body = struct.pack("=QQQ", count, first_seq, total)
+        return self._put(DROPPED, 0, body)
+
+    def finished(self, tid, seen, with_values, targets=1, drops=0, pid=100,
+                 vcpu=0):
+        if tid == 0:
+            pid, vcpu = 0, 0
+        body = struct.pack("=" + ID_FMT + "QQQQ", pid, vcpu, seen,
+                           with_values, targets, drops)
+        return self._put(FINISHED, tid, body)
+
+    def detached(self, tid, reason, pid=100, vcpu=0):
+        body = struct.pack("=" + ID_FMT + "II", pid, vcpu, reason, 0)
+        return self._put(DETACHED, tid, body)
+
+    def unknown(self, rtype=99, nbytes=24):
+        return self._put(rtype, 0, b"\xab" * nbytes)
+
+    def raw(self, rtype, tid, body, size=None):
+        return self._put(rtype, tid, body, size=size)
+
+    def bytes(self):
+        return bytes(self.data)
+
+
+def ensure_built():
+    if not os.access(TOOL, os.X_OK):
+        subprocess.run(["make", "-C", os.path.join(ROOT, "tools")],
+                       check=True, stdout=subprocess.DEVNULL)
+
+
+def load(path):
+    with open(path, "rb") as f:
+        text = f.read().decode("utf-8")      # must be valid UTF-8
+    return [json.loads(line) for line in text.splitlines()]
+
+
+class ToolCase(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def replay(self, stream, *extra, stdin=None):
+        src = self.path("stream.bin")
+        if stdin is None:
+            with open(src, "wb") as f:
+                f.write(stream if isinstance(stream, bytes)
+                        else stream.bytes())
+        out, ev = self.path("out.jsonl"), self.path("ev.jsonl")
+        args = [TOOL, "--replay", "-" if stdin is not None else src,
+                "-o", out, "--events-out", ev] + list(extra)
+        p = subprocess.run(args, input=stdin, capture_output=True,
+                           timeout=60)
+        self.rc, self.err = p.returncode, p.stderr.decode(errors="replace")
+        self.rows = load(out) if os.path.exists(out) else []
+        self.events = load(ev) if os.path.exists(ev) else []
+        return self.rc
+
+    def ev(self, name):
+        return [e for e in self.events if e["event"] == name]
+
+
+class TestHeader(ToolCase):
+    def test_bad_magic(self):
+        s = Stream(magic=0x12345678)
+        self.assertEqual(self.replay(s), 1)
+        self.assertIn("not a vcpuperf stream", self.err)
+
+    def test_bad_abi(self):
+        s = Stream(abi=2)
+        self.assertEqual(self.replay(s), 1)
+        self.assertIn("ABI version 2", self.err)
+        self.assertIn("expects 1", self.err)
+
+    def test_first_record_not_header(self):
+        s = Stream()
+        data = s.bytes()
+        s2 = Stream()
+        s2.data = bytearray()
+        s2.started(7)
+        self.assertEqual(self.replay(s2.bytes() + data), 1)
+        self.assertIn("not a vcpuperf stream", self.err)
+
+    def test_empty_stream(self):
+        self.assertEqual(self.replay(b""), 1)
+
+    def test_truncated_stream(self):
+        s = Stream()
+        s.started(7)
+        self.assertEqual(self.replay(s.bytes()[:-8]), 1)
+        self.assertIn("inside a record", self.err)
+
+
+class TestRows(ToolCase):
+    def test_basic_row(self):
+        s = Stream()
+        s.started(7)
+        c = [(1000, 100, 100), (2500, 100, 100), (40, 100, 100),
+             (10, 100, 100), (300, 100, 100), (3, 100, 100), (5, 100, 100),
+             (2, 100, 100)]
+        s.sample(7, c, flags=SAMPLE_FIRST, t=5_000_000_000)
+        c2 = [(v * 3, e * 2, r * 2) for v, e, r in c]
+        s.sample(7, c2, t=5_100_000_000)
+        self.assertEqual(self.replay(s), 0, self.err)
+        self.assertEqual(len(self.rows), 2)
+        r = self.rows[0]
+        self.assertEqual(list(r), [
+            "t_mono_ns", "t_wall_ns", "source", "available_in_deployment",
+            "interval_s", "dt_ns", "seq", "pid", "tid", "vcpu", "ran"] +
+            DEFAULT_KEYS + ["ipc", "cache_miss_rate", "time_enabled_ns",
+                            "time_running_ns", "multiplexed",
+                            "read_window_ns"])
+        self.assertEqual(r["t_mono_ns"], 5_000_000_000)
+        self.assertEqual(r["t_wall_ns"],
+                         5_000_000_000 + 1_700_000_000_000_000_000)
+        self.assertEqual(r["source"], "vcpuperf")
+        self.assertIs(r["available_in_deployment"], False)
+        self.assertEqual(r["interval_s"], 0.1)
+        self.assertIsNone(r["dt_ns"])
+        self.assertEqual((r["seq"], r["pid"], r["tid"], r["vcpu"]),
+                         (2, 100, 7, 0))
+        self.assertIs(r["ran"], True)
+        self.assertEqual(r["cycles"], 1000)
+        self.assertEqual(r["instructions"], 2500)
+        self.assertAlmostEqual(r["ipc"], 2.5)
+        self.assertAlmostEqual(r["cache_miss_rate"], 0.25)
+        self.assertEqual(r["time_enabled_ns"], 100)
+        self.assertEqual(r["time_running_ns"], 100)
+        self.assertIs(r["multiplexed"], False)
+        self.assertEqual(r["read_window_ns"], 1234)
+        r2 = self.rows[1]
+        self.assertEqual(r2["dt_ns"], 100_000_000)
+        self.assertEqual(r2["cycles"], 2000)
+        self.assertEqual(r2["context_switches"], 4)
+        self.assertEqual(r2["time_enabled_ns"], 100)
+
+    def test_null_zero_and_ran(self):
+        ev = DEFAULT_EVENTS[:3]
+        s = Stream()
+        s.started(7, events=ev)
+        # counter 2 does not exist
+        s.sample(7, [(10, 50, 50), (20, 50, 50), (0, 0, 0)], mask=0b011)
+        # thread did not run: enabled unchanged -> 0, ran false
+        s.sample(7, [(10, 50, 50), (20, 50, 50), (0, 0, 0)], mask=0b011)
+        # ran but counter 0 never got on the PMU: null, not 0
+        s.sample(7, [(10, 80, 50), (30, 80, 80), (0, 0, 0)], mask=0b011)
+        # no counter exists at all
+        s.sample(7, [(0, 0, 0)] * 3, mask=0)
+        self.assertEqual(self.replay(s), 0, self.err)
+        r = self.rows
+        self.assertIsNone(r[0]["cache_references"])
+        self.assertEqual(r[0]["cycles"], 10)
+        self.assertIs(r[0]["ran"], True)
+        self.assertEqual(r[1]["cycles"], 0)
+        self.assertEqual(r[1]["instructions"], 0)
+        self.assertIs(r[1]["ran"], False)
+        self.assertIsNone(r[1]["cache_references"])
+        self.assertEqual(r[1]["time_enabled_ns"], 0)
+        self.assertIsNone(r[2]["cycles"])
+        self.assertEqual(r[2]["instructions"], 10)
+        self.assertIs(r[2]["ran"], True)
+        self.assertIsNone(r[2]["ipc"])
+        self.assertEqual(r[2]["time_running_ns"], 0)
+        self.assertIsNone(r[3]["ran"])
+        self.assertIsNone(r[3]["cycles"])
+        self.assertIsNone(r[3]["time_enabled_ns"])
+        self.assertIsNone(r[3]["time_running_ns"])
+        self.assertIs(r[3]["multiplexed"], False)
+
+    def test_scaling(self):
+        s = Stream()
+        s.started(7, events=DEFAULT_EVENTS[:2])
+        s.sample(7, [(1000, 200, 100), (500, 200, 200)])
+        self.assertEqual(self.replay(s), 0, self.err)
+        r = self.rows[0]
+        self.assertEqual(r["cycles"], 2000)
+        self.assertEqual(r["instructions"], 500)
+        self.assertIs(r["multiplexed"], True)
+        self.assertEqual(r["time_enabled_ns"], 200)
+        self.assertEqual(r["time_running_ns"], 100)
+        self.assertAlmostEqual(r["ipc"], 0.25)
+
+    def test_scaling_rounds_down(self):
+        s = Stream()
+        s.started(7, events=DEFAULT_EVENTS[:1])
+        s.sample(7, [(10, 3, 2)])
+        self.replay(s)
+        self.assertEqual(self.rows[0]["cycles"], 15)
+
+    def test_counter_restart(self):
+        s = Stream()
+        s.started(7)
+        s.sample(7, [(1000, 100, 100)] * 8)
+        s.started(7, events=DEFAULT_EVENTS[:2], comm=b"reused")
+        s.sample(7, [(300, 40, 40), (600, 40, 40)])
+        self.assertEqual(self.replay(s), 0, self.err)
+        r = self.rows[1]
+        self.assertEqual(r["cycles"], 300)
+        self.assertEqual(r["instructions"], 600)
+        self.assertIsNone(r["dt_ns"])
+        self.assertNotIn("branches", r)
+        self.assertEqual(len(self.ev("perf_started")), 2)
+
+    def test_ratio_nulls(self):
+        s = Stream()
+        s.started(7, events=DEFAULT_EVENTS[:4])
+        s.sample(7, [(0, 10, 10), (5, 10, 10), (0, 10, 10), (3, 10, 10)])
+        s.sample(7, [(0, 20, 20), (5, 20, 20), (0, 20, 20), (3, 20, 20)],
+                 mask=0b1010)
+        self.replay(s)
+        for r in self.rows:
+            self.assertIsNone(r["ipc"])
+            self.assertIsNone(r["cache_miss_rate"])
+
+    def test_ratio_by_config_not_name(self):
+        ev = [("cpu-cycles", HW, 0, HW_CYCLES),
+              ("instructions", HW, 0, HW_INSTRUCTIONS),
+              ("r00c0", 4, 0, 0xc0)]
+        s = Stream()
+        s.started(7, events=ev)
+        s.sample(7, [(400, 10, 10), (100, 10, 10), (7, 10, 10)])
+        self.replay(s)
+        r = self.rows[0]
+        self.assertEqual(r["cpu_cycles"], 400)
+        self.assertEqual(r["r00c0"], 7)
+        self.assertAlmostEqual(r["ipc"], 0.25)
+        self.assertIsNone(r["cache_miss_rate"])
+
+    def test_ratio_needs_same_modifiers(self):
+        s = Stream()
+        s.started(7, events=[("cycles:u", HW, MOD_U, HW_CYCLES),
+                             ("instructions", HW, 0, HW_INSTRUCTIONS)])
+        s.sample(7, [(400, 10, 10), (100, 10, 10)])
+        s.started(8, events=[("cycles:G", HW, MOD_G, HW_CYCLES),
+                             ("instructions:G", HW, MOD_G,
+                              HW_INSTRUCTIONS)])
+        s.sample(8, [(400, 10, 10), (100, 10, 10)])
+        self.replay(s)
+        self.assertEqual(self.rows[0]["cycles_u"], 400)
+        self.assertIsNone(self.rows[0]["ipc"])
+        self.assertEqual(self.rows[1]["instructions_G"], 100)
+        self.assertAlmostEqual(self.rows[1]["ipc"], 0.25)
+
+    def test_tracepoint_key_and_novcpu(self):
+        s = Stream()
+        s.started(9, events=[("kvm:kvm_exit", 2, 0, 1234),
+                             ("task-clock", SW, 0, SW_TASK_CLOCK)],
+                  vcpu=NO_VCPU, kind=KIND_PID)
+        s.sample(9, [(17, 10, 10), (9000, 10, 10)], vcpu=NO_VCPU)
+        self.assertEqual(self.replay(s), 0, self.err)
+        r = self.rows[0]
+        self.assertIsNone(r["vcpu"])
+        self.assertEqual(r["kvm_kvm_exit"], 17)
+        self.assertEqual(r["task_clock"], 9000)
+        self.assertIsNone(self.ev("perf_started")[0]["vcpu"])
+
+    def test_raw_and_mono_origin(self):
+        s = Stream()
+        s.started(7, events=DEFAULT_EVENTS[:2])
+        s.sample(7, [(1000, 200, 100), (0, 0, 0)], mask=1,
+                 t=2_000_000_000)
+        self.replay(s, "--raw", "--mono-origin", "500000000")
+        r = self.rows[0]
+        self.assertEqual(r["t_mono_ns"], 1_500_000_000)
+        self.assertEqual(list(r)[-1], "raw")
+        self.assertEqual(r["raw"]["cycles"],
+                         {"value": 1000, "enabled": 200, "running": 100})
+        self.assertIsNone(r["raw"]["instructions"])
+        self.assertEqual(self.events[0]["t_mono_ns"],
+                         1_000_001_000 - 500_000_000)
+
+    def test_sample_without_started(self):
+        s = Stream()
+        s.sample(7, [(1, 1, 1)])
+        self.assertEqual(self.replay(s), 0, self.err)
+        self.assertEqual(self.rows, [])
+        self.assertIn("without a started record", self.err)
+
+    def test_many_rows_interleaved(self):
+        s = Stream()
+        tids = list(range(1000, 1040))
+        for t in tids:
+            s.started(t, vcpu=t - 1000)
+        for i in range(1, 51):
+            for t in tids:
+                s.sample(t, [(i * 10, i * 100, i * 100)] * 8, vcpu=t - 1000)
+        s.finished(0, 2000, 2000, targets=40)
+        self.assertEqual(self.replay(s), 0, self.err)
+        self.assertEqual(len(self.rows), 2000)
+        self.assertTrue(all(r["cycles"] == 10 for r in self.rows))
+        self.assertEqual(self.ev("perf_finished")[0]["rows"], 2000)
+
+
+class TestSequence(ToolCase):
+    def test_gap_explained_by_dropped(self):
+        s = Stream()
+        s.started(7, events=DEFAULT_EVENTS[:1])
+        s.sample(7, [(1, 1, 1)])
+        first = s.skip(3)
+        s.dropped(3, first, 3)
+        s.sample(7, [(2, 2, 2)])
+        self.assertEqual(self.replay(s), 0, self.err)
+        gaps = self.ev("perf_seq_gap")
+        self.assertEqual(len(gaps), 1)
+        self.assertEqual(gaps[0]["expected"], first)
+        self.assertEqual(gaps[0]["got"], first + 3)
+        self.assertIs(gaps[0]["explained"], True)
+        d = self.ev("perf_dropped")[0]
+        self.assertEqual((d["count"], d["first_seq"], d["total"]),
+                         (3, first, 3))
+        self.assertEqual(len(self.rows), 2)
+
+    def test_gap_unexplained(self):
+        s = Stream()
+        s.started(7, events=DEFAULT_EVENTS[:1])
+        first = s.skip(2)
+        s.sample(7, [(1, 1, 1)])
+        s.sample(7, [(2, 2, 2)])
+        self.assertEqual(self.replay(s), 1)
+        gaps = self.ev("perf_seq_gap")
+        self.assertEqual(len(gaps), 1)
+        self.assertEqual((gaps[0]["expected"], gaps[0]["got"]),
+                         (first, first + 2))
+        self.assertIs(gaps[0]["explained"], False)
+        self.assertEqual(len(self.rows), 2)    # everything still written
+
+    def test_dropped_with_wrong_count(self):
+        s = Stream()
+        first = s.skip(3)
+        s.dropped(2, first, 2)
+        self.assertEqual(self.replay(s), 1)
+        self.assertIs(self.ev("perf_seq_gap")[0]["explained"], False)
+
+    def test_header_next_seq(self):
+        s = Stream(next_seq=500)
+        s.started(7, events=DEFAULT_EVENTS[:1])
+        s.sample(7, [(1, 1, 1)])
+        self.assertEqual(self.replay(s), 0, self.err)
+        self.assertEqual(self.ev("perf_seq_gap"), [])
+        self.assertEqual(self.rows[0]["seq"], 501)
+
+    def test_unknown_type_skipped(self):
+        s = Stream()
+        s.started(7, events=DEFAULT_EVENTS[:1])
+        s.unknown(99, 40)
+        s.sample(7, [(5, 5, 5)])
+        self.assertEqual(self.replay(s), 0, self.err)
+        self.assertEqual(len(self.rows), 1)
+        self.assertEqual(self.rows[0]["cycles"], 5)
+        self.assertEqual(self.ev("perf_seq_gap"), [])
+
+    def test_too_many_events_rejected(self):
+        s = Stream()
+        s.started(7, events=DEFAULT_EVENTS[:1])
+        s.sample(7, [(1, 1, 1)] * 17)
+        s.sample(7, [(5, 5, 5)])
+        self.assertEqual(self.replay(s), 1)
+        self.assertEqual(len(self.rows), 1)
+        self.assertIn("MAX_EVENTS", self.err)
+
+    def test_bad_size_is_fatal(self):
+        s = Stream()
+        s.raw(SAMPLE, 7, b"\0" * 8, size=36)
+        self.assertEqual(self.replay(s), 1)
+        self.assertIn("corrupt", self.err)
+
+
+class TestReassembly(ToolCase):
+    def build(self):
+        s = Stream()
+        s.started(7, comm=b"CPU 0/KVM")
+        for i in range(1, 30):
+            s.sample(7, [(i * 1000, i * 100, i * 50)] * 8)
+        s.detached(7, DETACH_STOP)
+        s.finished(7, 29, 29)
+        s.finished(0, 29, 29)
+        return s.bytes()
+
+    def test_file_vs_small_chunks(self):
+        data = self.build()
+        self.assertEqual(self.replay(data), 0, self.err)
+        want_rows, want_ev = self.rows, self.events
+        out, ev = self.path("o2.jsonl"), self.path("e2.jsonl")
+        p = subprocess.Popen([TOOL, "--replay", "-", "-o", out,
+                              "--events-out", ev], stdin=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        for i in range(0, len(data), 7):
+            p.stdin.write(data[i:i + 7])
+            p.stdin.flush()
+            if i % 140 == 0:
+                time.sleep(0.001)
+        p.stdin.close()
+        self.assertEqual(p.wait(timeout=60), 0, p.stderr.read())
+        p.stderr.close()
+        self.assertEqual(load(out), want_rows)
+        self.assertEqual(load(ev), want_ev)
+        self.assertEqual(len(want_rows), 29)
+
+
+class TestLifecycle(ToolCase):
+    def test_all_events(self):
+        ev = DEFAULT_EVENTS[:3]
+        s = Stream()
+        s.started(7, events=ev, comm=b"CPU 0/KVM")
+        s.unavailable(7, 2, "cache-references", 2, CAUSE_NO_PMU)
+        s.vcpu_added(8, b"CPU 1/KVM")
+        s.sample(7, [(10, 10, 10), (20, 10, 5), (0, 0, 0)], mask=0b011,
+                 flags=SAMPLE_FIRST)
+        s.first_row(7, 1, 0b011, 0b011, 3)
+        s.multiplexed(7, 0b010, 500000)
+        s.no_counters(7, 10, 9, 0b011)
+        s.task_exited(7, [(11, 12, 12), (22, 12, 6), (0, 0, 0)], 0b011)
+        s.detached(7, DETACH_EXITED)
+        s.finished(7, 1, 1)
+        s.finished(0, 5, 4, targets=2, drops=0)
+        self.assertEqual(self.replay(s), 0, self.err)
+        names = [e["event"] for e in self.events]
+        self.assertEqual(names, [
+            "perf_started", "perf_unavailable", "perf_vcpu_added",
+            "perf_first_row", "perf_multiplexed", "perf_no_counters",
+            "perf_task_exited", "perf_detached", "perf_finished",
+            "perf_finished"])
+        for e in self.events:
+            self.assertEqual(list(e)[:5], ["event", "t_mono_ns", "t_wall_ns",
+                                           "source", "seq"])
+            self.assertEqual(e["source"], "vcpuperf")
+        st = self.ev("perf_started")[0]
+        self.assertEqual((st["pid"], st["tid"], st["vcpu"], st["kind"],
+                          st["comm"]), (100, 7, 0, "qemu", "CPU 0/KVM"))
+        self.assertEqual(st["events"], ["cycles", "instructions",
+                                        "cache-references"])
+        self.assertEqual(st["interval_ms"], 100)
+        un = self.ev("perf_unavailable")[0]
+        self.assertEqual((un["counter"], un["index"], un["errno"],
+                          un["error"], un["reason"]),
+                         ("cache-references", 2, "ENOENT", 2, "no_pmu_event"))
+        self.assertIn("PMU", un["detail"])
+        va = self.ev("perf_vcpu_added")[0]
+        self.assertEqual((va["tid"], va["vcpu"], va["comm"]),
+                         (8, 1, "CPU 1/KVM"))
+        fr = self.ev("perf_first_row")[0]
+        self.assertIs(fr["counters_populated"], True)
+        self.assertEqual(fr["counters"], ["cycles", "instructions"])
+        mx = self.ev("perf_multiplexed")[0]
+        self.assertEqual(mx["events"], ["instructions"])
+        self.assertEqual(mx["min_running_ratio"], 0.5)
+        nc = self.ev("perf_no_counters")[0]
+        self.assertEqual((nc["intervals_seen"], nc["intervals_ran"]),
+                         (10, 9))
+        self.assertIn("PMU", nc["likely_cause"])
+        self.assertEqual(nc["events"], ["cycles", "instructions"])
+        tx = self.ev("perf_task_exited")[0]
+        self.assertEqual(tx["final"], {"cycles": 11, "instructions": 22,
+                                       "cache-references": None})
+        self.assertEqual(tx["exited"], ["cycles", "instructions"])
+        self.assertEqual(self.ev("perf_detached")[0]["reason"], "exited")
+        th, se = self.ev("perf_finished")
+        self.assertEqual((th["tid"], th["intervals_seen"],
+                          th["intervals_with_values"], th["rows"]),
+                         (7, 1, 1, 1))
+        self.assertEqual(se["scope"], "session")
+        self.assertEqual(se["tid"] if "tid" in se else 0, 0)
+        self.assertEqual((se["targets"], se["drops"], se["intervals_seen"],
+                          se["intervals_with_values"], se["rows"]),
+                         (2, 0, 5, 4, 1))
+
+    def test_weird_comm_escaped(self):
+        comm = b'a"b\\c\n\x01\x7f\xff\xe9/{}'
+        s = Stream()
+        s.started(7, events=DEFAULT_EVENTS[:1], comm=comm)
+        s.vcpu_added(8, comm)
+        self.assertEqual(self.replay(s), 0, self.err)
+        want = comm.decode("latin-1")
+        self.assertEqual(self.ev("perf_started")[0]["comm"], want)
+        self.assertEqual(self.ev("perf_vcpu_added")[0]["comm"], want)
+
+    def test_events_inline(self):
+        s = Stream()
+        s.started(7, events=DEFAULT_EVENTS[:1])
+        s.sample(7, [(1, 1, 1)])
+        src = self.path("s.bin")
+        with open(src, "wb") as f:
+            f.write(s.bytes())
+        out = self.path("all.jsonl")
+        p = subprocess.run([TOOL, "--replay", src, "-o", out],
+                           capture_output=True)
+        self.assertEqual(p.returncode, 0)
+        lines = load(out)
+        self.assertEqual(lines[0]["event"], "perf_started")
+        self.assertEqual(lines[1]["cycles"], 1)
+
+
+class TestCli(ToolCase):
+    OPTIONS = ["--qemu", "--pid", "--tid", "--no-attach", "--events",
+               "--interval", "--guest-only", "--host-only", "--user-only",
+               "--kernel-only", "--pinned", "--duration", "-o",
+               "--events-out", "--raw", "--mono-origin", "--debugfs",
+               "--replay", "--record", "--help"]
+
+    def run_tool(self, *args):
+        p = subprocess.run([TOOL] + list(args), capture_output=True,
+                           timeout=60)
+        return p.returncode, p.stdout.decode(), p.stderr.decode()
+
+    def test_help(self):
+        rc, out, _ = self.run_tool("--help")
+        self.assertEqual(rc, 0)
+        for opt in self.OPTIONS:
+            self.assertIn(opt, out)
+
+    def test_bad_events(self):
+        out = self.path("o.jsonl")
+        rc, _, err = self.run_tool("--tid", "1", "--events",
+                                   "cycles,bogus", "-o", out,
+                                   "--debugfs", self.path("nodir"))
+        self.assertEqual(rc, 2)
+        self.assertIn("bogus", err)
+        self.assertFalse(os.path.exists(out))
+
+    def test_usage_errors(self):
+        cases = [
+            [],
+            ["--tid", "1", "--pid", "2"],
+            ["--tid", "1", "--interval", "0ms"],
+            ["--tid", "1", "--interval", "2min"],
+            ["--tid", "1", "--duration", "abc"],
+            ["--tid", "1", "--guest-only", "--host-only"],
+            ["--tid", "1", "--user-only", "--kernel-only"],
+            ["--tid", "0"],
+            ["--no-attach", "--events", "cycles"],
+            ["--tid", "1", "--events", "cycles:u", "--kernel-only"],
+            ["--tid", "1", "--bogus-option"],
+        ]
+        for args in cases:
+            rc, _, err = self.run_tool(*args)
+            self.assertEqual(rc, 2, (args, err))
+            self.assertTrue(err, args)
+
+    def test_missing_debugfs_dir(self):
+        rc, _, err = self.run_tool("--tid", "1", "--debugfs",
+                                   self.path("nodir"))
+        self.assertEqual(rc, 1)
+        self.assertTrue("module not loaded" in err or
+                        "no such directory" in err, err)
+
+    def fake_debugfs(self, stream_bytes=None):
+        d = self.path("vcpuperf")
+        os.mkdir(d)
+        if stream_bytes is not None:
+            with open(os.path.join(d, "stream"), "wb") as f:
+                f.write(stream_bytes)
+        with open(os.path.join(d, "control"), "wb"):
+            pass
+        with open(os.path.join(d, "status"), "w") as f:
+            f.write("targets: 0\nlast_error: no such thread 4242\n")
+        return d
+
+    def test_live_flow_fake_debugfs(self):
+        s = Stream()
+        s.started(4242, events=DEFAULT_EVENTS[:2])
+        s.sample(4242, [(5, 5, 5), (6, 5, 5)])
+        s.finished(0, 1, 1)
+        d = self.fake_debugfs(s.bytes())
+        out, rec = self.path("o.jsonl"), self.path("rec.bin")
+        rc, _, err = self.run_tool("--tid", "4242", "--events",
+                                   "cycles,instructions", "--interval",
+                                   "50", "--guest-only", "--debugfs", d,
+                                   "-o", out, "--record", rec)
+        self.assertEqual(rc, 0, err)
+        with open(os.path.join(d, "control")) as f:
+            self.assertEqual(f.read(), "interval 50ms"
+                             "attach tid=4242 events=cycles,instructions "
+                             "guest_only")
+        lines = load(out)
+        self.assertEqual([l.get("event") for l in lines],
+                         ["perf_started", None, "perf_finished"])
+        with open(rec, "rb") as f:
+            self.assertEqual(f.read(), s.bytes())
+
+    def test_control_failure_reports_last_error(self):
+        d = self.fake_debugfs(Stream().bytes())
+        os.unlink(os.path.join(d, "control"))
+        os.symlink("/dev/full", os.path.join(d, "control"))
+        out = self.path("o.jsonl")
+        rc, _, err = self.run_tool("--tid", "4242", "--debugfs", d,
+                                   "-o", out)
+        self.assertEqual(rc, 1)
+        self.assertIn("ENOSPC", err)
+        self.assertIn("no such thread 4242", err)
+
+    def test_signal_sends_stop_and_drains(self):
+        d = self.fake_debugfs()
+        fifo = os.path.join(d, "stream")
+        os.mkfifo(fifo)
+        wfd = os.open(fifo, os.O_RDWR)
+        s = Stream()
+        s.started(4242, events=DEFAULT_EVENTS[:1])
+        s.sample(4242, [(5, 5, 5)])
+        os.write(wfd, s.bytes())
+        s.data = bytearray()
+        out = self.path("o.jsonl")
+        p = subprocess.Popen([TOOL, "--tid", "4242", "--debugfs", d,
+                              "-o", out, "--events", "cycles"],
+                             stderr=subprocess.PIPE)
+        ctl = os.path.join(d, "control")
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            with open(ctl) as f:
+                if f.read().startswith("attach"):
+                    break
+            time.sleep(0.02)
+        time.sleep(0.2)
+        p.send_signal(signal.SIGINT)
+        while time.time() < deadline:
+            with open(ctl) as f:
+                if f.read().endswith("stop"):
+                    break
+            time.sleep(0.02)
+        s.sample(4242, [(9, 9, 9)], flags=SAMPLE_FINAL)
+        s.detached(4242, DETACH_STOP)
+        s.finished(4242, 2, 2)
+        s.finished(0, 2, 2)
+        os.write(wfd, s.bytes())
+        os.close(wfd)
+        rc = p.wait(timeout=20)
+        err = p.stderr.read().decode()
+        p.stderr.close()
+        self.assertEqual(rc, 0, err)
+        lines = load(out)
+        rows = [l for l in lines if "event" not in l]
+        self.assertEqual([r["cycles"] for r in rows], [5, 4])
+        fin = [l for l in lines if l.get("event") == "perf_finished"]
+        self.assertEqual(fin[-1]["rows"], 2)
+
+    def test_no_attach_signal_exits_without_stop(self):
+        d = self.fake_debugfs()
+        fifo = os.path.join(d, "stream")
+        os.mkfifo(fifo)
+        wfd = os.open(fifo, os.O_RDWR)
+        s = Stream()
+        s.started(7, events=DEFAULT_EVENTS[:1])
+        s.sample(7, [(5, 5, 5)])
+        os.write(wfd, s.bytes())
+        out = self.path("o.jsonl")
+        p = subprocess.Popen([TOOL, "--no-attach", "--debugfs", d,
+                              "-o", out], stderr=subprocess.PIPE)
+        time.sleep(0.3)
+        p.send_signal(signal.SIGTERM)
+        rc = p.wait(timeout=20)
+        p.stderr.close()
+        os.close(wfd)
+        self.assertEqual(rc, 0)
+        with open(os.path.join(d, "control")) as f:
+            self.assertEqual(f.read(), "")
+        self.assertEqual(len(load(out)), 2)
+
+    def test_duration_no_attach(self):
+        d = self.fake_debugfs()
+        fifo = os.path.join(d, "stream")
+        os.mkfifo(fifo)
+        wfd = os.open(fifo, os.O_RDWR)
+        os.write(wfd, Stream().bytes())
+        t0 = time.time()
+        rc, _, err = self.run_tool("--no-attach", "--duration", "300ms",
+                                   "--debugfs", d, "-o",
+                                   self.path("o.jsonl"))
+        os.close(wfd)
+        self.assertEqual(rc, 0, err)
+        self.assertLess(time.time() - t0, 5)
+
+
+class CountingResult(unittest.TextTestResult):
+    pass
+
+
+def main():
+    ensure_built()
+    suite = unittest.defaultTestLoader.loadTestsFromModule(
+        sys.modules[__name__])
+    runner = unittest.TextTestRunner(verbosity=2, resultclass=CountingResult)
+    res = runner.run(suite)
+    failed = len(res.failures) + len(res.errors)
+    passed = res.testsRun - failed - len(res.skipped)
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
