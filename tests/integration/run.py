@@ -129,6 +129,20 @@ def perf_stat_per_thread(path):
     return out
 
 
+def perf_fds(pid):
+    n = 0
+    try:
+        for fd in os.listdir("/proc/%d/fd" % pid):
+            try:
+                if "perf_event" in os.readlink("/proc/%d/fd/%s" % (pid, fd)):
+                    n += 1
+            except OSError:
+                pass
+    except OSError:
+        pass
+    return n
+
+
 @test
 def agrees_with_perf_stat():
     """perf stat run side by side on the same threads and software events
@@ -148,7 +162,14 @@ def agrees_with_perf_stat():
             "100ms")
     try:
         c.wait_started(2)
-        time.sleep(0.5)
+        # perf starts slowly under emulation: go only once it has opened
+        # its 3 x 2 counters.
+        deadline = time.time() + 60
+        while perf_fds(perf.pid) < 6:
+            check(perf.poll() is None, "perf stat died: %s" %
+                  (perf.poll() is not None and perf.stderr.read()))
+            check(time.time() < deadline, "perf stat never attached")
+            time.sleep(0.05)
         w.go()
         w.wait()
         time.sleep(0.3)

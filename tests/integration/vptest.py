@@ -102,8 +102,9 @@ class Workload:
             text=True)
         deadline = time.time() + 30
         while not os.path.exists(self.ready):
-            check(self.proc.poll() is None, "workload died: %s" %
-                  self.proc.stdout.read())
+            if self.proc.poll() is not None:
+                raise TestFailure("workload died: %s" %
+                                  self.proc.stdout.read())
             check(time.time() < deadline, "workload never got ready")
             time.sleep(0.02)
         with open(self.ready) as f:
@@ -117,7 +118,9 @@ class Workload:
 
     def wait(self, timeout=120):
         rc = self.proc.wait(timeout=timeout)
-        check(rc == 0, "workload exited %d: %s" % (rc, self.proc.stdout.read()))
+        if rc != 0:
+            raise TestFailure("workload exited %d: %s" %
+                              (rc, self.proc.stdout.read()))
         with open(self.report) as f:
             return json.load(f)
 
@@ -133,6 +136,9 @@ class Cat:
     def __init__(self, name, *args):
         self.rows_path = os.path.join(OUT, name + ".rows.jsonl")
         self.events_path = os.path.join(OUT, name + ".events.jsonl")
+        for p in (self.rows_path, self.events_path):
+            if os.path.exists(p):
+                os.unlink(p)
         self.proc = subprocess.Popen(
             [CAT, "-o", self.rows_path, "--events-out", self.events_path] +
             list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -142,8 +148,9 @@ class Cat:
         """Wait for n perf_started events."""
         deadline = time.time() + timeout
         while time.time() < deadline:
-            check(self.proc.poll() is None,
-                  "vcpuperf-cat exited early: %s" % self.proc.stderr.read())
+            if self.proc.poll() is not None:
+                raise TestFailure("vcpuperf-cat exited early: %s" %
+                                  self.proc.stderr.read())
             if len(self.events("perf_started")) >= n:
                 return
             time.sleep(0.05)

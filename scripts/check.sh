@@ -1,0 +1,38 @@
+#!/bin/sh
+# The test command behind `make check`: build everything, run the host
+# tests, then boot the test VM and run the integration tests in it.
+# Exits non-zero if anything fails.
+set -eu
+
+cd "$(dirname "$0")/.."
+OUT=${VP_CHECK_OUT:-$(pwd)/out/check}
+rm -rf "$OUT"
+mkdir -p "$OUT"
+fail=0
+
+step() {
+	echo
+	echo "==== $*"
+}
+
+step "build: module (W=1, sparse) and vcpuperf-cat"
+make module W=1 C=1 2>&1 | tee "$OUT/build.log"
+if grep -E 'warning:|error:' "$OUT/build.log" | grep -v 'Skipping BTF'; then
+	echo "build has warnings"
+	exit 1
+fi
+make tool
+make -C tests/workload
+
+step "host tests: vcpuperf-cat decoder"
+python3 tests/tool/test_decode.py || fail=1
+
+step "VM: integration tests (Debian kernel ${KVER:-newest installed}, TCG)"
+scripts/vm-run.sh --timeout 1800 --out "$OUT/vm" -- \
+	python3 tests/integration/run.py || fail=1
+
+if [ "$fail" -ne 0 ]; then
+	echo "make check: FAILED"
+	exit 1
+fi
+echo "make check: all passed"

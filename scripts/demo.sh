@@ -1,0 +1,13 @@
+#!/bin/sh
+# `make demo`: build, boot the test VM, start a real QEMU inside it with
+# named vCPU threads, attach vcpuperf to them and print the JSONL.
+set -eu
+
+cd "$(dirname "$0")/.."
+make module tool
+OUT=$(pwd)/out/demo
+rm -rf "$OUT"
+mkdir -p "$OUT"
+scripts/vm-run.sh --timeout 600 --out "$OUT" -- sh scripts/demo-guest.sh
+echo
+echo "demo: rows and lifecycle events are in $OUT/demo.jsonl"
