@@ -24,6 +24,9 @@ fi
 make tool
 make -C tests/workload
 
+step "style: checkpatch --strict"
+scripts/checkpatch.sh || fail=1
+
 step "host tests: vcpuperf-cat decoder"
 python3 tests/tool/test_decode.py || fail=1
 

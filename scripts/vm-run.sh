@@ -258,6 +258,13 @@ mkdir -p $R/tmp/out
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 out $R/tmp/out ||
 	fail "cannot mount out 9p share"
 [ -r $R/tmp/out/.cmd ] || fail "no command file in out share"
+# A working directory under a tmpfs mounted above is shared on its own.
+if [ -r $R/tmp/out/.workdir ]; then
+	wd=$(cat $R/tmp/out/.workdir)
+	mkdir -p "$R$wd"
+	mount -t 9p -o ro,trans=virtio,version=9p2000.L,msize=512000,cache=loose \
+		work "$R$wd" || fail "cannot mount work share at $wd"
+fi
 
 stty -onlcr 2>/dev/null
 read -r up _ </proc/uptime
@@ -320,6 +327,17 @@ fi
 # ----------------------------------------------------------------- qemu ---
 qesc() { printf '%s' "$1" | sed 's/,/,,/g'; }
 
+# The guest mounts fresh tmpfs on /tmp, /run and /var/tmp: a working
+# directory there (a CI clone in /tmp, say) is shared separately.
+workfs=""
+rm -f "$out/.workdir"
+case "$PWD" in
+/tmp | /tmp/* | /run | /run/* | /var/tmp | /var/tmp/*)
+	printf '%s\n' "$PWD" >"$out/.workdir"
+	workfs="local,path=$(qesc "$PWD"),mount_tag=work,security_model=none,readonly=on,multidevs=remap"
+	;;
+esac
+
 cmdline="console=ttyS0,115200 loglevel=4 panic=-1 rdinit=/init 8250.nr_uarts=1"
 [ -z "$append" ] || cmdline="$cmdline $append"
 
@@ -333,6 +351,7 @@ timeout --foreground -k 10 "$timeout_s" \
 	-serial chardev:con -monitor none -no-reboot \
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 	-virtfs "local,path=$(qesc "$out"),mount_tag=out,security_model=none,multidevs=remap" \
+	${workfs:+-virtfs "$workfs"} \
 	</dev/null
 qrc=$?
 set -e

@@ -137,7 +137,10 @@ struct vc_tid *vc_tid_get(struct vc_decoder *d, __u32 tid)
 		return NULL;
 	t->tid = tid;
 	t->vcpu = VCPUPERF_NO_VCPU;
-	t->i_cycles = t->i_insns = t->i_refs = t->i_misses = -1;
+	t->i_cycles = -1;
+	t->i_insns = -1;
+	t->i_refs = -1;
+	t->i_misses = -1;
 	i = vc_slot(d, tid);
 	while (d->tab[i])
 		i = (i + 1) & (d->tab_size - 1);

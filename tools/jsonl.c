@@ -187,13 +187,13 @@ void jw_double(struct jw *w, double v)
 		jw_putc(w, '0');
 		return;
 	}
-	if (a >= 1e-4 && a < 1e6) {
+	if (a >= 0.0001 && a < 1e6) {
 		/* exponent e with 10^e <= a < 10^(e+1), e in [-4, 5] */
 		for (e = 5; e > -4 && a < (e >= 0 ? p10[e] : 1 / p10[-e]); e--)
 			;
 		/* 6 significant digits; near a tie, printf decides exactly */
 		x = 5 - e >= 0 ? a * p10[5 - e] : a / p10[e - 5];
-		if (fabs(x - floor(x) - 0.5) < 1e-6)
+		if (fabs(x - floor(x) - 0.5) < 0.000001)
 			goto slow;
 		m = (__u64)nearbyint(x);
 		if (m >= 1000000) {	/* rounding carried: 9.999996 -> 10 */

@@ -154,8 +154,7 @@ static void vc_on_signal(int sig)
 	vc_signals++;
 }
 
-static __attribute__((format(printf, 1, 2))) int vc_usage_error(
-	const char *fmt, ...)
+static __printf(1, 2) int vc_usage_error(const char *fmt, ...)
 {
 	va_list ap;
 

@@ -143,18 +143,16 @@ void vc_write_row(struct vc_decoder *d, struct vc_tid *t,
 	jw_u64(w, s->rec.tid);
 	jw_need(w, 16);
 	jw_lit(w, ",\"vcpu\":");
-	if (s->id.vcpu == VCPUPERF_NO_VCPU) {
+	if (s->id.vcpu == VCPUPERF_NO_VCPU)
 		jw_lit(w, "null");
-	} else {
+	else
 		jw_s64(w, s->id.vcpu);
-	}
 	jw_need(w, 16);
 	jw_lit(w, ",\"ran\":");
-	if (exist) {
+	if (exist)
 		vc_bool(w, ran);
-	} else {
+	else
 		jw_lit(w, "null");
-	}
 	for (i = 0; i < s->nr_events; i++) {
 		jw_need(w, VC_KEY_LEN);
 		jw_mem(w, t->key[i], t->key_len[i]);

@@ -27,10 +27,14 @@
 #define VC_EXIT_RUNTIME	1
 #define VC_EXIT_USAGE	2
 
+#ifndef __printf
+#define __printf(a, b)	__attribute__((format(printf, a, b)))
+#endif
+
 /* ---- jsonl.c ---------------------------------------------------------- */
 
-#define VC_JW_BUFSZ	(1U << 20)	/* output buffer */
-#define VC_JW_SLACK	(64U << 10)	/* room one line may need at most */
+#define VC_JW_BUFSZ	(1024U * 1024U)	/* output buffer */
+#define VC_JW_SLACK	(64U * 1024U)	/* room one line may need at most */
 #define VC_JW_DEPTH	8		/* object/array nesting */
 
 /**
