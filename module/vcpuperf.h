@@ -46,7 +46,7 @@
  * @wait:	readers wait here for data
  */
 struct vp_ring {
-	spinlock_t lock;
+	spinlock_t lock;	/* see @lock above */
 	u8 *buf;
 	size_t size;
 	size_t reserve;
@@ -194,7 +194,7 @@ struct vp_session {
  * @dir:	debugfs directory
  */
 struct vp_state {
-	struct mutex lock;
+	struct mutex lock;	/* see the top of this file */
 	struct list_head targets;
 	struct list_head groups;
 	struct xarray by_tid;
