@@ -1,8 +1,8 @@
-#!/bin/sh
+#!/bin/bash
 # The test command behind `make check`: build everything, run the host
 # tests, then boot the test VM and run the integration tests in it.
 # Exits non-zero if anything fails.
-set -eu
+set -euo pipefail
 
 cd "$(dirname "$0")/.."
 OUT=${VP_CHECK_OUT:-$(pwd)/out/check}
@@ -28,13 +28,28 @@ step "style: checkpatch --strict"
 scripts/checkpatch.sh || fail=1
 
 step "host tests: vcpuperf-cat decoder"
-python3 tests/tool/test_decode.py || fail=1
+python3 tests/tool/test_decode.py 2>&1 | tee "$OUT/tool.log" || fail=1
 
 step "VM: integration tests (Debian kernel ${KVER:-newest installed}, TCG)"
 scripts/vm-run.sh --timeout 1800 --out "$OUT/vm" -- \
 	python3 tests/integration/run.py || fail=1
 
-if [ "$fail" -ne 0 ]; then
+# One closing line for the whole run, summed over the suites.
+passed=0
+failed=0
+for log in "$OUT/tool.log" "$OUT/vm/console.log"; do
+	line=$(grep -aE '^[0-9]+ passed, [0-9]+ failed' "$log" 2>/dev/null | tail -n1)
+	if [ -z "$line" ]; then
+		echo "no result line in $log"
+		fail=1
+		continue
+	fi
+	passed=$((passed + $(echo "$line" | cut -d' ' -f1)))
+	failed=$((failed + $(echo "$line" | cut -d' ' -f3)))
+done
+echo
+echo "$passed passed, $failed failed"
+if [ "$fail" -ne 0 ] || [ "$failed" -ne 0 ]; then
 	echo "make check: FAILED"
 	exit 1
 fi

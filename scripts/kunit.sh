@@ -1,0 +1,186 @@
+#!/bin/bash
+# kunit.sh - run the vcpuperf KUnit suite in a debug kernel, in a VM.
+#
+# Usage: scripts/kunit.sh [--out DIR] [--timeout SEC] [--mem MB] [--smp N]
+#
+#   --out DIR      results directory (default out/kunit); holds
+#                  results.ktap     the suite's KTAP, from
+#                                   /sys/kernel/debug/kunit/vcpuperf/results
+#                  results.json     kunit.py's parse of it
+#                  dmesg.txt        the guest's kernel log
+#                  kmemleak.txt     kmemleak's report after the run
+#                  console.log      the guest's serial console
+#   --timeout SEC  VM time limit (default 1500; TCG + KASAN is slow)
+#
+# Steps: scripts/setup.sh (packages), scripts/kunit-kernel.sh (build or
+# reuse the debug kernel: KASAN, lockdep, kmemleak, DEBUG_ATOMIC_SLEEP),
+# build tests/kunit/vcpuperf_kunit.ko against it, boot it with
+# scripts/vm-run.sh --kernel, insmod the test module (the suite runs at
+# load), save its KTAP results, unload it, scan for leaks and save dmesg.
+# On the host the KTAP is parsed by the kernel's own
+# tools/testing/kunit/kunit.py parse.
+#
+# Exit status: 0 when every case passed or was skipped and the kernel
+# reported no KASAN, lockdep, BUG, WARNING, atomic-sleep or kmemleak
+# finding; 1 otherwise; 2 on usage errors.
+set -euo pipefail
+
+prog=kunit
+log() { echo "$prog: $*" >&2; }
+die() { echo "$prog: error: $*" >&2; exit 1; }
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=$top/out/kunit
+timeout_s=1500
+mem=1024
+smp=2
+suite=vcpuperf
+module=vcpuperf_kunit
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--out) [ $# -ge 2 ] || { log "$1 needs an argument"; exit 2; }; out=$2; shift 2 ;;
+	--timeout) [ $# -ge 2 ] || { log "$1 needs an argument"; exit 2; }; timeout_s=$2; shift 2 ;;
+	--mem) [ $# -ge 2 ] || { log "$1 needs an argument"; exit 2; }; mem=$2; shift 2 ;;
+	--smp) [ $# -ge 2 ] || { log "$1 needs an argument"; exit 2; }; smp=$2; shift 2 ;;
+	-h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
+	*) log "unknown argument '$1'"; exit 2 ;;
+	esac
+done
+
+"$top/scripts/setup.sh"
+
+bzimage=$("$top/scripts/kunit-kernel.sh")
+kbuild=${bzimage%/arch/x86/boot/bzImage}
+ksrc=$(dirname "$kbuild")/src
+kunit_py=$ksrc/tools/testing/kunit/kunit.py
+[ -f "$kunit_py" ] || die "$kunit_py missing"
+
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+rm -f "$out"/results.ktap "$out"/results.json "$out"/dmesg.txt \
+	"$out"/kmemleak.txt "$out"/console.log "$out"/guest.log "$out"/.rc
+
+log "building $module.ko against $kbuild"
+if ! nice -n 19 make -s -C "$top/tests/kunit" KDIR="$kbuild" BUILD="$out/kmod" \
+	>"$out/kmod.log" 2>&1; then
+	cat "$out/kmod.log" >&2
+	die "building the test module failed"
+fi
+if grep -E 'warning:|error:' "$out/kmod.log" >&2; then
+	die "the test module builds with warnings"
+fi
+ko=$out/kmod/tests/kunit/$module.ko
+[ -f "$ko" ] || die "$ko not built"
+
+# The guest side.  The test module and this script go into the VM's
+# writable share ($VP_OUT in the guest), so nothing depends on where the
+# repository lives (a CI clone under /tmp is not visible through the root).
+vmout=$out/vm
+rm -rf "$vmout"
+mkdir -p "$vmout"
+cp "$ko" "$vmout/$module.ko"
+cat >"$vmout/guest.sh" <<EOF
+#!/bin/sh
+set -u
+O=\$VP_OUT
+D=/sys/kernel/debug
+ML=\$D/kmemleak
+# Leaks found before the test (boot) are not the test's: forget them.
+if [ -w \$ML ]; then
+	echo scan >\$ML
+	echo clear >\$ML
+else
+	echo "guest: kmemleak not available" >&2
+fi
+echo "guest: insmod $module"
+insmod \$O/$module.ko || echo "guest: insmod failed: \$?"
+if [ -r \$D/kunit/$suite/results ]; then
+	cat \$D/kunit/$suite/results >\$O/results.ktap
+else
+	echo "guest: no \$D/kunit/$suite/results" >&2
+fi
+rmmod $module || echo "guest: rmmod failed: \$?"
+if [ -w \$ML ]; then
+	# kmemleak reports objects unreferenced for 5 s, over two scans.
+	sleep 6
+	echo scan >\$ML
+	echo scan >\$ML
+	cat \$ML >\$O/kmemleak.txt
+fi
+dmesg >\$O/dmesg.txt
+echo "guest: done"
+EOF
+
+log "booting $bzimage (TCG; this takes a few minutes)"
+set +e
+(cd "$vmout" && "$top/scripts/vm-run.sh" --kernel "$bzimage" --smp "$smp" \
+	--mem "$mem" --timeout "$timeout_s" --out "$vmout" \
+	--log "$out/console.log" -- sh /tmp/out/guest.sh) \
+	</dev/null >"$out/guest.log" 2>&1
+vrc=$?
+set -e
+for f in results.ktap kmemleak.txt dmesg.txt; do
+	[ ! -f "$vmout/$f" ] || mv -f "$vmout/$f" "$out/$f"
+done
+
+fail=0
+if [ $vrc -ne 0 ]; then
+	log "the VM run failed (status $vrc); console: $out/console.log"
+	tail -n 30 "$out/console.log" >&2 || true
+	fail=1
+fi
+
+# Kernel findings: any of these fails the run.
+bad_re='BUG:|WARNING:|KASAN|UBSAN|Oops|kernel BUG|Call Trace:|general protection fault|possible (circular|recursive) locking|inconsistent lock state|DEBUG_LOCKS_WARN_ON|sleeping function called from invalid context|ODEBUG:|kmemleak: [0-9]+ new suspected|unreferenced object|INFO: task .* blocked'
+if [ -f "$out/dmesg.txt" ]; then
+	if grep -En "$bad_re" "$out/dmesg.txt" >"$out/findings.txt"; then
+		log "kernel findings in dmesg ($out/dmesg.txt):"
+		head -n 40 "$out/findings.txt" >&2
+		fail=1
+	fi
+else
+	log "no dmesg.txt from the guest"
+	fail=1
+fi
+if [ ! -f "$out/kmemleak.txt" ]; then
+	log "no kmemleak report from the guest"
+	fail=1
+elif [ -s "$out/kmemleak.txt" ]; then
+	log "kmemleak found leaks ($out/kmemleak.txt):"
+	head -n 40 "$out/kmemleak.txt" >&2
+	fail=1
+fi
+
+# The results, parsed by the kernel's own KTAP parser.
+if [ ! -s "$out/results.ktap" ]; then
+	log "no KTAP results from the guest"
+	exit 1
+fi
+set +e
+python3 "$kunit_py" parse --json="$out/results.json" "$out/results.ktap"
+prc=$?
+set -e
+if [ $prc -ne 0 ]; then
+	log "kunit.py parse reports failures (status $prc)"
+	fail=1
+fi
+
+# Every case of the source must have a result: none missing.
+expected=$(grep -c 'KUNIT_CASE(' "$top/tests/kunit/vcpuperf_test.c")
+got=$(python3 - "$out/results.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(sum(len(s.get("test_cases", [])) for s in d.get("sub_groups", [])))
+PY
+) || got=0
+if [ "$got" != "$expected" ]; then
+	log "expected $expected cases, kunit.py saw $got"
+	fail=1
+fi
+
+if [ $fail -ne 0 ]; then
+	log "FAILED (results in $out)"
+	exit 1
+fi
+log "PASSED: $got cases (results in $out)"
