@@ -76,9 +76,9 @@ int vp_control_apply(struct vp_state *vp, const char *buf, size_t len)
 out:
 	if (ret)
 		vp_reject(vp, ret, err);
-	mutex_unlock(&vp->lock);
-	if (!ret)
+	else
 		vp_sampler_kick(vp);
+	mutex_unlock(&vp->lock);
 	kvfree(cmd);
 	return ret;
 }

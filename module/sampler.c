@@ -258,14 +258,16 @@ static int vp_sampler_fn(void *data)
 
 /**
  * vp_sampler_kick() - make the sampler re-read its schedule now
- * @vp:		module state
+ * @vp:		module state, lock held
  *
  * After an attach, a detach or an interval change.
  */
 void vp_sampler_kick(struct vp_state *vp)
 {
+	lockdep_assert_held(&vp->lock);
 	atomic_set(&vp->kick, 1);
-	wake_up_process(vp->sampler);
+	if (vp->sampler)
+		wake_up_process(vp->sampler);
 }
 
 /**
@@ -288,11 +290,18 @@ int vp_sampler_start(struct vp_state *vp)
 /**
  * vp_sampler_stop() - stop the sampling kthread and wait for it
  * @vp:		module state, lock not held
+ *
+ * The kthread is unpublished under the lock first, so that a command
+ * finishing concurrently cannot kick a thread that is going away.
  */
 void vp_sampler_stop(struct vp_state *vp)
 {
-	if (vp->sampler) {
-		kthread_stop(vp->sampler);
-		vp->sampler = NULL;
-	}
+	struct task_struct *k;
+
+	mutex_lock(&vp->lock);
+	k = vp->sampler;
+	vp->sampler = NULL;
+	mutex_unlock(&vp->lock);
+	if (k)
+		kthread_stop(k);
 }
