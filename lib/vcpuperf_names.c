@@ -5,6 +5,12 @@
  */
 #include "vcpuperf_lib.h"
 
+/* |@err| for any int, INT_MIN included (where -err would overflow). */
+static unsigned int vp_errno_abs(int err)
+{
+	return err < 0 ? 0U - (unsigned int)err : (unsigned int)err;
+}
+
 /**
  * vp_errno_name() - symbolic name of a positive or negative errno
  * @err:	the errno
@@ -13,9 +19,8 @@
  */
 const char *vp_errno_name(int err)
 {
-	if (err < 0)
-		err = -err;
-	switch (err) {
+	/* not -err: the tool passes record fields, and -INT_MIN overflows */
+	switch (vp_errno_abs(err)) {
 	case 0:
 		return "OK";
 	case EPERM:
@@ -69,9 +74,7 @@ const char *vp_errno_name(int err)
  */
 enum vcpuperf_cause vp_cause_from_errno(int err, __u32 type, __u32 mods)
 {
-	if (err < 0)
-		err = -err;
-	switch (err) {
+	switch (vp_errno_abs(err)) {
 	case ENOENT:
 		return VCPUPERF_CAUSE_NO_PMU;
 	case EOPNOTSUPP:

@@ -87,6 +87,9 @@ def counts_match_proc_oracles():
         check(ort >= burn * MS, "oracle runtime %d" % ort)
         check(0.97 * ort <= tc <= ort + 100 * MS,
               "tid %d: task_clock %d ns, schedstat says %d" % (tid, tc, ort))
+        print("  tid %d: page_faults %d (/proc %d), context_switches %d "
+              "(/proc %d), task_clock %.1f ms (schedstat %.1f ms), %d rows" %
+              (tid, pf, opf, cs, ocs, tc / MS, ort / MS, len(trows)))
         check(all(r["cycles"] is None and r["instructions"] is None
                   for r in trows), "hardware events must be null")
         check(all(r["ipc"] is None for r in trows), "ipc must be null")
@@ -187,6 +190,10 @@ def agrees_with_perf_stat():
         pf = sum(r["page_faults"] for r in rows[tid])
         cs = sum(r["context_switches"] for r in rows[tid])
         p = ps[tid]
+        print("  tid %d: vcpuperf task_clock %.1f ms / perf %.1f ms, "
+              "page_faults %d / %d, context_switches %d / %d" %
+              (tid, tc / MS, p["task-clock"] / MS, pf, p["page-faults"], cs,
+               p["context-switches"]))
         check(within(tc, p["task-clock"], 0.05, 20 * MS),
               "tid %d task_clock %d vs perf %d" % (tid, tc, p["task-clock"]))
         check(within(pf, p["page-faults"], 0.05, 20),
@@ -446,7 +453,9 @@ def rmmod_while_streaming():
 
 @test
 def interval_grid_is_drift_free():
-    """At 20 ms the mean period is 20 ms within 1% (no jiffies rounding)."""
+    """At 20 ms every sample sits on one 20 ms grid (a jiffies timer would
+    drift: at HZ=250 a 20 ms delay is 20-24 ms and the phase walks), and
+    with an unloaded VM the mean period is 20 ms within 1%."""
     load()
     w = Workload("grid", "--threads", "1", "--hold-ms", "5000")
     c = Cat("grid", "--tid", str(w.tids[0]), "--events", "task-clock",
@@ -457,9 +466,22 @@ def interval_grid_is_drift_free():
         w.kill()
     check(rc == 0, "exit %d" % rc)
     ts = [r["t_mono_ns"] for r in c.rows()]
-    check(len(ts) >= 100, "%d rows in 3 s at 20 ms" % len(ts))
-    mean = (ts[-1] - ts[0]) / (len(ts) - 1)
-    check(within(mean, 20 * MS, 0.01), "mean period %.0f ns" % mean)
+    period = 20 * MS
+    check(len(ts) >= 75, "%d rows in 3 s at 20 ms" % len(ts))
+    phase = sorted(((t - ts[0] + period // 2) % period) - period // 2
+                   for t in ts)
+    ref = phase[len(phase) // 2]
+    dev = sorted(abs(p - ref) for p in phase)
+    med = dev[len(dev) // 2]
+    span = ts[-1] - ts[0]
+    mean = span / (len(ts) - 1)
+    skipped = round(span / period) - (len(ts) - 1)
+    print("  %d rows, mean period %.4f ms, median phase error %.3f ms, "
+          "%d grid points skipped (host load)" %
+          (len(ts), mean / MS, med / MS, skipped))
+    check(med < 2 * MS, "samples are off the grid: median %d ns" % med)
+    if skipped == 0:
+        check(within(mean, period, 0.01), "mean period %.0f ns" % mean)
     check(all(r["interval_s"] == 0.02 for r in c.rows()), "interval_s")
 
 
@@ -514,6 +536,9 @@ def drops_are_explained_exactly():
     gaps = c.events("perf_seq_gap")
     check(all(g["explained"] for g in gaps), "unexplained gaps: %s" % gaps)
     fin = [e for e in c.events("perf_finished") if e.get("scope") == "session"]
+    print("  %d records dropped in %d perf_dropped events, %d gaps, session "
+          "says %s" % (sum(d["count"] for d in dropped), len(dropped),
+                       len(gaps), fin and fin[0]["drops"]))
     check(fin and fin[0]["drops"] == sum(d["count"] for d in dropped),
           "session drops %s vs dropped records %d" %
           (fin and fin[0]["drops"], sum(d["count"] for d in dropped)))
