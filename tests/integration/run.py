@@ -218,8 +218,10 @@ def hotplug_and_thread_exit():
         rep = w.wait()
     finally:
         w.kill()
-        rc = c.stop()
-    check(rc == 0, "vcpuperf-cat exit %d" % rc)
+        rc = c.stop(signal.SIGTERM)
+    check(rc == 0, "vcpuperf-cat exit %d after SIGTERM" % rc)
+    check([e for e in c.events("perf_finished")
+           if e.get("scope") == "session"], "no session perf_finished")
     late = [t for t in rep["threads"] if t["vcpu"] == 2]
     check(len(late) == 1, "workload reports no late thread")
     added = c.events("perf_vcpu_added")
@@ -366,6 +368,23 @@ def permissions():
            "--duration 1s" % CAT, check_rc=False)
     check(p.returncode == 1 and ("root" in p.stderr or "CAP_PERFMON" in
                                  p.stderr), "tool message: %s" % p.stderr)
+
+
+@test
+def tool_says_what_to_do():
+    """vcpuperf-cat names the fix: module not loaded, debugfs not mounted."""
+    unload()
+    p = sh("%s --pid 1 --duration 1s" % CAT, check_rc=False)
+    check(p.returncode == 1 and "modprobe vcpuperf" in p.stderr,
+          "module not loaded: %s" % p.stderr)
+    load()
+    sh("umount /sys/kernel/debug")
+    try:
+        p = sh("%s --pid 1 --duration 1s" % CAT, check_rc=False)
+    finally:
+        sh("mount -t debugfs none /sys/kernel/debug")
+    check(p.returncode == 1 and "mount -t debugfs" in p.stderr,
+          "debugfs not mounted: %s" % p.stderr)
 
 
 def wait_threads(pid, names, timeout=60):
