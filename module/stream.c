@@ -175,6 +175,5 @@ const struct file_operations vp_stream_fops = {
 	.open = vp_stream_open,
 	.read = vp_stream_read,
 	.poll = vp_stream_poll,
-	.llseek = no_llseek,
 	.release = vp_stream_release,
 };
