@@ -21,7 +21,7 @@ KDIR ?= /lib/modules/$(KVER)/build
 
 export KVER KDIR
 
-.PHONY: all module tool setup check demo clean kunit test-host test-vm
+.PHONY: all module tool setup check demo clean fuzz
 
 all: module tool
 
@@ -41,6 +41,11 @@ check: setup
 demo: setup
 	scripts/demo.sh
 
+FUZZ_SECONDS ?= 60
+fuzz: setup
+	scripts/fuzz.sh $(FUZZ_SECONDS)
+
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	$(MAKE) -C tools clean
+	$(MAKE) -C fuzz clean

@@ -380,25 +380,19 @@ int vp_parse_event(const char *s, size_t len, struct vp_event_spec *ev,
 		goto done;
 
 	/* TYPE:CONFIG[:MODS] */
-	if (s[0] >= '0' && s[0] <= '9') {
+	if (s[0] >= '0' && s[0] <= '9' && colon) {
 		const char *last = vp_memrchr(s, len, ':');
+		size_t n = len;
+		__u32 m = 0;
 
-		if (last != colon) {
-			base = last - s;
-			if (vp_parse_mods(last + 1, len - base - 1, &mods)) {
-				snprintf(err, errlen,
-					 "bad modifier in event '%s'",
-					 ev->desc.name);
-				return -EINVAL;
-			}
+		if (last != colon &&
+		    !vp_parse_mods(last + 1, len - (last - s) - 1, &m))
+			n = last - s;
+		if (vp_type_config(s, n, &ev->desc.type, &ev->desc.config)) {
+			mods = m;
+			goto done;
 		}
-		if (!vp_type_config(s, base, &ev->desc.type,
-				    &ev->desc.config)) {
-			snprintf(err, errlen,
-				 "bad TYPE:CONFIG event '%s'", ev->desc.name);
-			return -EINVAL;
-		}
-		goto done;
+		/* Not numeric: a tracepoint subsystem may start with a digit. */
 	}
 
 	/* SUBSYS:NAME[:MODS] */

@@ -30,6 +30,9 @@ scripts/checkpatch.sh || fail=1
 step "host tests: vcpuperf-cat decoder"
 python3 tests/tool/test_decode.py 2>&1 | tee "$OUT/tool.log" || fail=1
 
+step "fuzz: libFuzzer (ASan+UBSan) on the parser, event names and decoder"
+scripts/fuzz.sh "${VP_FUZZ_SECONDS:-60}" 2>&1 | tee "$OUT/fuzz.log" || fail=1
+
 step "VM: integration tests (Debian kernel ${KVER:-newest installed}, TCG)"
 scripts/vm-run.sh --timeout 1800 --out "$OUT/vm" -- \
 	python3 tests/integration/run.py || fail=1

@@ -1,0 +1,74 @@
+#!/bin/sh
+# bench.sh - vcpuperf benchmark: vcpuperf vs perf stat vs a userspace
+# reader vs an in-kernel floor, in one QEMU/TCG VM boot.
+#
+# Usage: scripts/bench.sh [--smoke] [--out DIR]
+#
+#   (default)  full run: 8x4x100ms, 64x8x10ms, 256x8x10ms, 512x8x10ms
+#              (TIDs x events x interval), 2 interleaved reps each;
+#              results in bench/results/results.{md,json}
+#   --smoke    8x4x100ms only, 1 rep, short runs (~20 s of benchmark);
+#              results in bench/results/smoke/ so the full results stay
+#   --out DIR  write results.{md,json} to DIR instead
+#
+# Builds the module and vcpuperf-cat (make module tool), the floor module
+# (bench/floor, same KDIR) and bench's helpers, measures vcpuperf-cat's
+# decode throughput on the host, boots the VM once and runs bench/bench.py
+# in it.  Fails only on real breakage (build, a collector failing or
+# producing nothing, a kernel warning), never on a figure.
+set -eu
+cd "$(dirname "$0")/.."
+start=$(date +%s)
+
+smoke=""
+out=""
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--smoke) smoke=--smoke; shift ;;
+	--out) [ $# -ge 2 ] || { echo "bench.sh: --out needs a directory" >&2; exit 2; }
+		out=$2; shift 2 ;;
+	-h | --help) sed -n '2,/^set -eu/{/^set -eu/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
+	*) echo "bench.sh: unknown option '$1'" >&2; exit 2 ;;
+	esac
+done
+if [ -z "$out" ]; then
+	if [ -n "$smoke" ]; then out=bench/results/smoke; else out=bench/results; fi
+fi
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+# Same KDIR choice as the top-level Makefile.
+if [ -z "${KDIR:-}" ]; then
+	if [ -d "/lib/modules/$(uname -r)/build" ]; then
+		KDIR=/lib/modules/$(uname -r)/build
+	else
+		KDIR=$(ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n1)
+	fi
+fi
+[ -d "$KDIR" ] || { echo "bench.sh: no kernel build tree (KDIR)" >&2; exit 1; }
+
+echo "==== bench: build (KDIR=$KDIR)"
+nice make -s module tool KDIR="$KDIR"
+nice make -s -C "$KDIR" M="$PWD/bench/floor" modules
+nice make -s -C bench
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/vcpuperf-bench.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+echo "==== bench: vcpuperf-cat decode throughput (host)"
+if [ -n "$smoke" ]; then rows=200000; else rows=2000000; fi
+nice python3 bench/decode_bench.py --rows $rows --out "$work/decode.json" >/dev/null
+
+echo "==== bench: VM run${smoke:+ (smoke)}"
+rc=0
+scripts/vm-run.sh --timeout 3600 --out "$work/vm" -- \
+	python3 bench/bench.py $smoke --out /tmp/out || rc=$?
+if [ ! -f "$work/vm/vm.json" ]; then
+	echo "bench.sh: the VM run produced no results (rc $rc)" >&2
+	exit 1
+fi
+end=$(date +%s)
+echo "{\"script_seconds\": $((end - start))}" >"$work/meta.json"
+python3 bench/report.py "$work/vm/vm.json" "$work/decode.json" "$out" "$work/meta.json"
+echo "==== bench: results in $out/results.md ($((end - start)) s)"
+[ "$rc" -eq 0 ] || { echo "bench.sh: FAILED (VM rc $rc, see problems in $out/results.md)" >&2; exit 1; }
