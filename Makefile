@@ -21,7 +21,7 @@ KDIR ?= /lib/modules/$(KVER)/build
 
 export KVER KDIR
 
-.PHONY: all module tool setup check demo clean fuzz
+.PHONY: all module tool setup check demo clean fuzz kunit
 
 all: module tool
 
@@ -40,6 +40,9 @@ check: setup
 
 demo: setup
 	scripts/demo.sh
+
+kunit: setup
+	scripts/kunit.sh
 
 FUZZ_SECONDS ?= 60
 fuzz: setup

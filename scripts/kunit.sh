@@ -62,7 +62,7 @@ rm -f "$out"/results.ktap "$out"/results.json "$out"/dmesg.txt \
 	"$out"/kmemleak.txt "$out"/console.log "$out"/guest.log "$out"/.rc
 
 log "building $module.ko against $kbuild"
-if ! nice -n 19 make -s -C "$top/tests/kunit" KDIR="$kbuild" BUILD="$out/kmod" \
+if ! nice -n 19 make -s -C "$top/tests/kunit" KDIR="$kbuild" BUILD="$out/kmod" W=1 \
 	>"$out/kmod.log" 2>&1; then
 	cat "$out/kmod.log" >&2
 	die "building the test module failed"
@@ -163,6 +163,13 @@ prc=$?
 set -e
 if [ $prc -ne 0 ]; then
 	log "kunit.py parse reports failures (status $prc)"
+	# Linux 6.1 keeps only 512 bytes of log per case in debugfs: the
+	# kernel log has the untruncated messages.
+	if [ -f "$out/dmesg.txt" ]; then
+		log "failed expectations, from the kernel log:"
+		grep -E -A4 '(EXPECTATION|ASSERTION) FAILED' "$out/dmesg.txt" |
+			sed 's/^\[ *[0-9.]*\] *//' | head -n 80 >&2 || true
+	fi
 	fail=1
 fi
 
@@ -171,7 +178,11 @@ expected=$(grep -c 'KUNIT_CASE(' "$top/tests/kunit/vcpuperf_test.c")
 got=$(python3 - "$out/results.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-print(sum(len(s.get("test_cases", [])) for s in d.get("sub_groups", [])))
+cases = [c for s in d.get("sub_groups", []) for c in s.get("test_cases", [])]
+for c in cases:
+    if c["status"] == "SKIP":
+        print("kunit: skipped: " + c["name"], file=sys.stderr)
+print(len(cases))
 PY
 ) || got=0
 if [ "$got" != "$expected" ]; then

@@ -220,8 +220,16 @@ exec </dev/console >/dev/console 2>&1
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 
+# Without ACPI (a minimal custom kernel) power-off only halts the CPUs:
+# reboot instead, which -no-reboot turns into QEMU exiting.
+off() {
+	[ -d /sys/firmware/acpi ] || reboot -f
+	poweroff -f
+}
+
 fail() {
 	echo "vm-run-init: FATAL: $*"
+	[ -d /sys/firmware/acpi ] || reboot -f
 	echo o >/proc/sysrq-trigger
 	poweroff -f
 	sleep 10
@@ -279,7 +287,7 @@ echo "$rc" >$R/tmp/out/.rc.tmp && mv $R/tmp/out/.rc.tmp $R/tmp/out/.rc
 sync
 umount $R/tmp/out 2>/dev/null
 echo "vm-run-init: command exited with status $rc; powering off"
-poweroff -f
+off
 sleep 2
 echo o >/proc/sysrq-trigger
 sleep 10
@@ -332,7 +340,10 @@ qesc() { printf '%s' "$1" | sed 's/,/,,/g'; }
 workfs=""
 rm -f "$out/.workdir"
 case "$PWD" in
-/tmp | /tmp/* | /run | /run/* | /var/tmp | /var/tmp/*)
+/tmp | /run | /var/tmp)
+	log "warning: $PWD is a fresh tmpfs in the guest; starting in /tmp"
+	;;
+/tmp/* | /run/* | /var/tmp/*)
 	printf '%s\n' "$PWD" >"$out/.workdir"
 	workfs="local,path=$(qesc "$PWD"),mount_tag=work,security_model=none,readonly=on,multidevs=remap"
 	;;

@@ -17,8 +17,8 @@ import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from vptest import (Cat, TestFailure, Workload, check, control,  # noqa: E402
-                    dmesg_clean_since, dmesg_mark, load, read_file, sh,
-                    unload, within, DEBUGFS, MODULE, CAT)
+                    dmesg_clean_since, dmesg_mark, kmemleak_clean, load,
+                    read_file, sh, unload, within, DEBUGFS, MODULE, CAT)
 
 MS = 1000000
 
@@ -614,8 +614,10 @@ def main(argv):
     try:
         unload()
         dmesg_clean_since(mark)
+        leak = kmemleak_clean() if os.environ.get("VP_KMEMLEAK") else None
         passed += 1
-        print("ok - kernel log clean after all tests", flush=True)
+        print("ok - kernel log clean after all tests%s" %
+              (", kmemleak found nothing" if leak else ""), flush=True)
     except Exception as e:
         failed += 1
         print("not ok - kernel log: %s" % e, flush=True)

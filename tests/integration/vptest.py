@@ -13,7 +13,7 @@ import subprocess
 import time
 
 REPO = os.getcwd()
-MODULE = os.path.join(REPO, "vcpuperf.ko")
+MODULE = os.environ.get("VP_MODULE", os.path.join(REPO, "vcpuperf.ko"))
 CAT = os.path.join(REPO, "tools", "vcpuperf-cat")
 WORKLOAD = os.path.join(REPO, "tests", "workload", "workload")
 DEBUGFS = "/sys/kernel/debug/vcpuperf"
@@ -196,6 +196,22 @@ def proc_status(tid, key):
             if line.startswith(key + ":"):
                 return int(line.split()[1])
     raise TestFailure("no %s in /proc/%d/status" % (key, tid))
+
+
+def kmemleak_clean():
+    """On a kernel with kmemleak: scan and fail on any unreferenced object."""
+    path = "/sys/kernel/debug/kmemleak"
+    if not os.path.exists(path):
+        return None
+    with open(path, "w") as f:
+        f.write("scan")
+    time.sleep(6)  # kmemleak only reports objects older than 5 s
+    with open(path, "w") as f:
+        f.write("scan")
+    with open(path) as f:
+        report = f.read()
+    check(not report.strip(), "kmemleak:\n" + report[:4000])
+    return True
 
 
 def within(value, expect, rel, absolute=0):
