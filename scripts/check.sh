@@ -37,10 +37,25 @@ step "VM: integration tests (Debian kernel ${KVER:-newest installed}, TCG)"
 scripts/vm-run.sh --timeout 1800 --out "$OUT/vm" -- \
 	python3 tests/integration/run.py || fail=1
 
+step "KUnit: the suite in a KASAN/lockdep/kmemleak kernel (built once, cached)"
+scripts/kunit.sh --out "$OUT/kunit" || fail=1
+python3 - "$OUT/kunit/results.json" >"$OUT/kunit.log" <<'PY' || true
+import json, sys
+d = json.load(open(sys.argv[1]))
+cases = [c for s in d.get("sub_groups", []) for c in s.get("test_cases", [])]
+ok = sum(c["status"] in ("PASS", "SKIP") for c in cases)
+print("%d passed, %d failed" % (ok, len(cases) - ok))
+PY
+cat "$OUT/kunit.log"
+
+step "VM: integration tests again on the debug kernel"
+scripts/debug-integration.sh --out "$OUT/debug-vm" || fail=1
+
 # One closing line for the whole run, summed over the suites.
 passed=0
 failed=0
-for log in "$OUT/tool.log" "$OUT/vm/console.log"; do
+for log in "$OUT/tool.log" "$OUT/vm/console.log" "$OUT/kunit.log" \
+	"$OUT/debug-vm/console.log"; do
 	line=$(grep -aE '^[0-9]+ passed, [0-9]+ failed' "$log" 2>/dev/null | tail -n1)
 	if [ -z "$line" ]; then
 		echo "no result line in $log"
