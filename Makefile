@@ -21,7 +21,7 @@ KDIR ?= /lib/modules/$(KVER)/build
 
 export KVER KDIR
 
-.PHONY: all module tool setup check demo clean fuzz kunit
+.PHONY: all module tool setup check demo clean fuzz kunit bench bench-smoke
 
 all: module tool
 
@@ -43,6 +43,12 @@ demo: setup
 
 kunit: setup
 	scripts/kunit.sh
+
+bench: setup
+	scripts/bench.sh
+
+bench-smoke: setup
+	scripts/bench.sh --smoke
 
 FUZZ_SECONDS ?= 60
 fuzz: setup

@@ -37,6 +37,9 @@ step "VM: integration tests (Debian kernel ${KVER:-newest installed}, TCG)"
 scripts/vm-run.sh --timeout 1800 --out "$OUT/vm" -- \
 	python3 tests/integration/run.py || fail=1
 
+step "bench: 10-second smoke of make bench (no timing threshold)"
+scripts/bench.sh --smoke || fail=1
+
 step "KUnit: the suite in a KASAN/lockdep/kmemleak kernel (built once, cached)"
 scripts/kunit.sh --out "$OUT/kunit" || fail=1
 python3 - "$OUT/kunit/results.json" >"$OUT/kunit.log" <<'PY' || true

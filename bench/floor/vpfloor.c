@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vpfloor - benchmark floor for vcpuperf.  NOT part of the product.
+ *
+ * Creates one kernel counter per (tid, event) with
+ * perf_event_create_kernel_counter() and calls perf_event_read_value() on
+ * every counter once per interval from a kthread on a drift-free
+ * CLOCK_MONOTONIC grid, discarding the values.  No ring, no records, no
+ * reader: the least any in-kernel per-thread collector must do.  The
+ * counters are created and released by the kthread itself so that its
+ * /proc/<pid>/schedstat holds all the CPU time the floor costs.
+ *
+ * Parameters:
+ *   tids=T1,T2,...     threads to count (required, up to 4096)
+ *   events=TYPE:CONFIG,...  perf type/config pairs (default: software
+ *                      task-clock, context-switches, page-faults, cpu-clock)
+ *   interval_us=N      read interval (default 100000)
+ * Read-only results under /sys/module/vpfloor/parameters/:
+ *   kpid ticks missed counters failed late_max_ns late_sum_ns
+ */
+#include <linux/delay.h>
+#include <linux/hrtimer.h>
+#include <linux/kernel.h>
+#include <linux/kthread.h>
+#include <linux/module.h>
+#include <linux/perf_event.h>
+#include <linux/pid.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#define VPF_MAX_TIDS	4096
+#define VPF_MAX_EVENTS	16
+
+/* An int array, not a charp: charp values are limited to 1024 bytes. */
+static int tids[VPF_MAX_TIDS];
+static unsigned int nr_tids;
+module_param_array(tids, int, &nr_tids, 0);
+MODULE_PARM_DESC(tids, "comma list of thread ids");
+static char *events = "1:1,1:3,1:2,1:0";
+module_param(events, charp, 0444);
+MODULE_PARM_DESC(events, "comma list of perf TYPE:CONFIG");
+static uint interval_us = 100000;
+module_param(interval_us, uint, 0444);
+MODULE_PARM_DESC(interval_us, "read interval in microseconds");
+
+static int kpid;
+module_param(kpid, int, 0444);
+static ulong ticks;
+module_param(ticks, ulong, 0444);
+static ulong missed;
+module_param(missed, ulong, 0444);
+static uint counters;
+module_param(counters, uint, 0444);
+static uint failed;
+module_param(failed, uint, 0444);
+static ulong late_max_ns;
+module_param(late_max_ns, ulong, 0444);
+static ulong late_sum_ns;
+module_param(late_sum_ns, ulong, 0444);
+
+static struct perf_event_attr attrs[VPF_MAX_EVENTS];
+static unsigned int nr_events;
+static struct perf_event **evs;
+static struct task_struct *worker;
+static u64 sink;
+
+static int vpf_parse(void)
+{
+	char *s, *tok, *buf;
+	unsigned int i;
+	int ret = 0;
+
+	if (!nr_tids) {
+		pr_err("vpfloor: tids= is required\n");
+		return -EINVAL;
+	}
+	for (i = 0; i < nr_tids; i++)
+		if (tids[i] <= 0)
+			return -EINVAL;
+	buf = kstrdup(events, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	s = buf;
+	while ((tok = strsep(&s, ",")) != NULL) {
+		char *c = strchr(tok, ':');
+		u32 type;
+		u64 config;
+
+		if (!*tok)
+			continue;
+		if (!c || nr_events >= VPF_MAX_EVENTS) {
+			ret = -EINVAL;
+			break;
+		}
+		*c++ = '\0';
+		if (kstrtou32(tok, 0, &type) || kstrtou64(c, 0, &config)) {
+			ret = -EINVAL;
+			break;
+		}
+		memset(&attrs[nr_events], 0, sizeof(attrs[0]));
+		attrs[nr_events].type = type;
+		attrs[nr_events].size = sizeof(attrs[0]);
+		attrs[nr_events].config = config;
+		attrs[nr_events].read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
+					       PERF_FORMAT_TOTAL_TIME_RUNNING;
+		nr_events++;
+	}
+	kfree(buf);
+	if (!ret && (!nr_tids || !nr_events || !interval_us))
+		ret = -EINVAL;
+	return ret;
+}
+
+static void vpf_create(void)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < nr_tids; i++) {
+		struct task_struct *task;
+		struct pid *pid = find_get_pid(tids[i]);
+
+		task = pid ? get_pid_task(pid, PIDTYPE_PID) : NULL;
+		put_pid(pid);
+		for (j = 0; j < nr_events; j++) {
+			struct perf_event *ev = NULL;
+
+			if (task) {
+				ev = perf_event_create_kernel_counter(&attrs[j], -1,
+								      task, NULL, NULL);
+				if (IS_ERR(ev))
+					ev = NULL;
+			}
+			evs[i * nr_events + j] = ev;
+			if (ev)
+				counters++;
+			else
+				failed++;
+		}
+		if (task)
+			put_task_struct(task);
+	}
+}
+
+static void vpf_release(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr_tids * nr_events; i++) {
+		if (evs[i])
+			perf_event_release_kernel(evs[i]);
+		evs[i] = NULL;
+	}
+}
+
+static int vpf_fn(void *data)
+{
+	u64 interval = (u64)interval_us * NSEC_PER_USEC;
+	unsigned int i, n = nr_tids * nr_events;
+	ktime_t next;
+
+	vpf_create();
+	next = ktime_get();
+	while (!kthread_should_stop()) {
+		ktime_t now;
+		u64 late;
+
+		next = ktime_add_ns(next, interval);
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (kthread_should_stop()) {
+			__set_current_state(TASK_RUNNING);
+			break;
+		}
+		schedule_hrtimeout_range(&next, 0, HRTIMER_MODE_ABS);
+		__set_current_state(TASK_RUNNING);
+		if (kthread_should_stop())
+			break;
+		now = ktime_get();
+		late = ktime_after(now, next) ? ktime_to_ns(ktime_sub(now, next)) : 0;
+		late_sum_ns += late;
+		if (late > late_max_ns)
+			late_max_ns = late;
+		for (i = 0; i < n; i++) {
+			u64 en, ru;
+
+			if (evs[i])
+				sink += perf_event_read_value(evs[i], &en, &ru);
+		}
+		ticks++;
+		/* An overrun pass skips grid points instead of bunching up. */
+		now = ktime_get();
+		while (ktime_compare(ktime_add_ns(next, interval), now) <= 0) {
+			next = ktime_add_ns(next, interval);
+			missed++;
+		}
+		cond_resched();
+	}
+	vpf_release();
+	return 0;
+}
+
+static int __init vpf_init(void)
+{
+	int ret = vpf_parse();
+
+	if (ret) {
+		pr_err("vpfloor: bad parameters\n");
+		return ret;
+	}
+	evs = kcalloc(nr_tids * nr_events, sizeof(*evs), GFP_KERNEL);
+	if (!evs)
+		return -ENOMEM;
+	worker = kthread_run(vpf_fn, NULL, "vpfloor");
+	if (IS_ERR(worker)) {
+		kfree(evs);
+		return PTR_ERR(worker);
+	}
+	kpid = worker->pid;
+	return 0;
+}
+
+static void __exit vpf_exit(void)
+{
+	kthread_stop(worker);
+	kfree(evs);
+	pr_info("vpfloor: %lu ticks, %lu missed, %u counters (%u failed), sink %llu\n",
+		ticks, missed, counters, failed, sink);
+}
+
+module_init(vpf_init);
+module_exit(vpf_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("vcpuperf benchmark floor: create counters, read them, discard");
