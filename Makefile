@@ -9,21 +9,31 @@
 # module-capable running kernel (CI, this project's build hosts) it falls
 # back to the newest installed Debian headers.
 
+# Without a running module-capable kernel, use the kernel Debian's
+# linux-headers-amd64 points at (Debian 12's own, even when other kernels of
+# the test matrix are installed beside it), else the newest headers.
 RUNNING_KDIR := /lib/modules/$(shell uname -r)/build
+DEBIAN_KVER := $(shell dpkg-query -W -f='$${Depends}' linux-headers-amd64 \
+		 2>/dev/null | sed -n 's/^linux-headers-\([^ ,]*\).*/\1/p')
 NEWEST_KVER := $(shell ls -d /lib/modules/*/build 2>/dev/null | \
 		 sed 's|/lib/modules/||;s|/build||' | sort -V | tail -n1)
-ifeq ($(wildcard $(RUNNING_KDIR)),)
-KVER ?= $(NEWEST_KVER)
-else
+ifneq ($(wildcard $(RUNNING_KDIR)),)
 KVER ?= $(shell uname -r)
+else ifneq ($(DEBIAN_KVER),)
+KVER ?= $(DEBIAN_KVER)
+else
+KVER ?= $(NEWEST_KVER)
 endif
 KDIR ?= /lib/modules/$(KVER)/build
 
 export KVER KDIR
 
-.PHONY: all module tool setup check demo clean fuzz kunit bench bench-smoke
+.PHONY: print-kver all module tool setup check demo clean fuzz kunit bench bench-smoke
 
 all: module tool
+
+print-kver:
+	@echo $(KVER)
 
 module:
 	@test -d "$(KDIR)" || { echo "no kernel build tree at KDIR=$(KDIR): run scripts/setup.sh (installs linux-headers-amd64)"; exit 1; }

@@ -18,6 +18,8 @@
 # producing nothing, a kernel warning), never on a figure.
 set -eu
 cd "$(dirname "$0")/.."
+KVER=${KVER:-$(make -s print-kver)}
+export KVER
 start=$(date +%s)
 
 smoke=""
@@ -37,14 +39,8 @@ fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
-# Same KDIR choice as the top-level Makefile.
-if [ -z "${KDIR:-}" ]; then
-	if [ -d "/lib/modules/$(uname -r)/build" ]; then
-		KDIR=/lib/modules/$(uname -r)/build
-	else
-		KDIR=$(ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n1)
-	fi
-fi
+# Same kernel as the top-level Makefile.
+KDIR=${KDIR:-/lib/modules/$KVER/build}
 [ -d "$KDIR" ] || { echo "bench.sh: no kernel build tree (KDIR)" >&2; exit 1; }
 
 echo "==== bench: build (KDIR=$KDIR)"
@@ -61,7 +57,7 @@ nice python3 bench/decode_bench.py --rows $rows --out "$work/decode.json" >/dev/
 
 echo "==== bench: VM run${smoke:+ (smoke)}"
 rc=0
-scripts/vm-run.sh --timeout 3600 --out "$work/vm" -- \
+scripts/vm-run.sh --kver "$KVER" --timeout 3600 --out "$work/vm" -- \
 	python3 bench/bench.py $smoke --out /tmp/out || rc=$?
 if [ ! -f "$work/vm/vm.json" ]; then
 	echo "bench.sh: the VM run produced no results (rc $rc)" >&2

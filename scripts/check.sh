@@ -5,6 +5,8 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
+KVER=${KVER:-$(make -s print-kver)}
+export KVER
 OUT=${VP_CHECK_OUT:-$(pwd)/out/check}
 rm -rf "$OUT"
 mkdir -p "$OUT"
@@ -34,7 +36,7 @@ step "fuzz: libFuzzer (ASan+UBSan) on the parser, event names and decoder"
 scripts/fuzz.sh "${VP_FUZZ_SECONDS:-60}" 2>&1 | tee "$OUT/fuzz.log" || fail=1
 
 step "VM: integration tests (Debian kernel ${KVER:-newest installed}, TCG)"
-scripts/vm-run.sh --timeout 1800 --out "$OUT/vm" -- \
+scripts/vm-run.sh --kver "$KVER" --timeout 1800 --out "$OUT/vm" -- \
 	python3 tests/integration/run.py || fail=1
 
 step "bench: 10-second smoke of make bench (no timing threshold)"

@@ -4,10 +4,12 @@
 set -eu
 
 cd "$(dirname "$0")/.."
+KVER=${KVER:-$(make -s print-kver)}
+export KVER
 make module tool
 OUT=$(pwd)/out/demo
 rm -rf "$OUT"
 mkdir -p "$OUT"
-scripts/vm-run.sh --timeout 600 --out "$OUT" -- sh scripts/demo-guest.sh
+scripts/vm-run.sh --kver "$KVER" --timeout 600 --out "$OUT" -- sh scripts/demo-guest.sh
 echo
 echo "demo: rows and lifecycle events are in $OUT/demo.jsonl"
