@@ -123,9 +123,19 @@ int vp_ring_put(struct vp_ring *ring, struct vcpuperf_rec *rec,
 	ring->produced++;
 out:
 	spin_unlock_irqrestore(&ring->lock, flags);
-	if (!ret)
-		wake_up_interruptible_poll(&ring->wait, EPOLLIN | EPOLLRDNORM);
+	if (!ret && !ring->defer_wake)
+		vp_ring_wake(ring);
 	return ret;
+}
+
+/**
+ * vp_ring_wake() - wake the reader, if one is waiting
+ * @ring:	the ring
+ */
+void vp_ring_wake(struct vp_ring *ring)
+{
+	if (wq_has_sleeper(&ring->wait))
+		wake_up_interruptible_poll(&ring->wait, EPOLLIN | EPOLLRDNORM);
 }
 
 /**
@@ -214,7 +224,7 @@ void vp_ring_set_ended(struct vp_ring *ring, bool ended)
 	spin_lock_irqsave(&ring->lock, flags);
 	ring->ended = ended;
 	spin_unlock_irqrestore(&ring->lock, flags);
-	wake_up_interruptible_poll(&ring->wait, EPOLLIN | EPOLLRDNORM);
+	vp_ring_wake(ring);
 }
 
 /**

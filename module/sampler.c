@@ -192,9 +192,13 @@ static void vp_sample_pass(struct vp_state *vp)
 	struct vp_target *t, *tmp;
 
 	vp_scan_groups(vp);
+	/* One wake-up per pass, not one per record. */
+	vp->ring.defer_wake = true;
 	list_for_each_entry_safe(t, tmp, &vp->targets, node)
 		if (vp_sample_target(vp, t, 0))
 			vp_target_end(vp, t, VCPUPERF_DETACH_EXITED);
+	vp->ring.defer_wake = false;
+	vp_ring_wake(&vp->ring);
 	vp->passes++;
 }
 

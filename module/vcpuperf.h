@@ -43,6 +43,8 @@
  * @drops_total: records lost since the module was loaded
  * @produced:	records queued since the module was loaded
  * @ended:	the session's finished record is queued: EOF once drained
+ * @defer_wake:	a sampling pass is queueing records: wake the reader once,
+ *		at its end (producers hold vp_state.lock)
  * @wait:	readers wait here for data
  */
 struct vp_ring {
@@ -60,6 +62,7 @@ struct vp_ring {
 	u64 drops_total;
 	u64 produced;
 	bool ended;
+	bool defer_wake;
 	wait_queue_head_t wait;
 };
 
@@ -71,6 +74,7 @@ size_t vp_ring_pop(struct vp_ring *ring, u8 *dst, size_t len);
 bool vp_ring_empty(struct vp_ring *ring);
 bool vp_ring_eof(struct vp_ring *ring);
 void vp_ring_set_ended(struct vp_ring *ring, bool ended);
+void vp_ring_wake(struct vp_ring *ring);
 u64 vp_ring_first_seq(struct vp_ring *ring);
 u64 vp_ring_drops(struct vp_ring *ring);
 
