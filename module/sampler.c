@@ -26,7 +26,7 @@ static void vp_emit_first_row(struct vp_state *vp, struct vp_target *t,
 	u32 populated = 0, i;
 
 	for (i = 0; i < t->nr_events; i++)
-		if (t->counters[i].event && t->counters[i].last.running)
+		if ((counting & BIT(i)) && t->counters[i].last.running)
 			populated |= BIT(i);
 	r = vp_rec_begin(vp, VCPUPERF_REC_FIRST_ROW, sizeof(*r), t->tid);
 	r->id = t->id;
@@ -91,45 +91,33 @@ static bool vp_target_exited(struct vp_target *t, u32 counting, u32 exited)
 }
 
 /**
- * vp_sample_target() - read one thread's counters and queue the sample
+ * vp_sample_account() - queue a sample and the lifecycle records it implies
  * @vp:		module state, lock held
  * @t:		the thread
+ * @s:		the sample, begun with vp_rec_begin() in the scratch buffer,
+ *		with @s->counts holding the cumulative values just read
+ * @counting:	counters that exist and were read
+ * @exited:	counters that saw their thread exit
+ * @window_ns:	time taken by the reads
  * @flags:	VCPUPERF_SAMPLE_* to set on the sample
  *
- * The counters are read back to back (kernel counters cannot be grouped
- * through the exported API); the sample records how long that took.
- * Lifecycle records follow the sample.  When every counter has seen the
- * thread exit, the sample is marked final and task_exited is queued.
+ * The lifecycle state machine: first_row after the first sample;
+ * multiplexed at the first interval in which a counter ran for less than
+ * it was enabled; no_counters once the thread ran in
+ * VCPUPERF_NO_COUNTERS_INTERVALS intervals with no counter ever on the
+ * PMU; task_exited (and a final sample) once every counter saw the exit.
+ * Separate from the reads so that it can be tested with any values.
  *
  * Return: true when the thread has exited: the caller ends it.
  */
-bool vp_sample_target(struct vp_state *vp, struct vp_target *t, u32 flags)
+bool vp_sample_account(struct vp_state *vp, struct vp_target *t,
+		       struct vcpuperf_sample *s, u32 counting, u32 exited,
+		       u64 window_ns, u32 flags)
 {
-	u32 counting = 0, exited = 0, mux = 0, min_ppm = VP_PPM, i;
-	struct vcpuperf_sample *s;
+	u32 mux = 0, min_ppm = VP_PPM, i;
 	bool ran = false, counted = false, gone;
-	u64 t0, t1;
 
 	lockdep_assert_held(&vp->lock);
-	s = vp_rec_begin(vp, VCPUPERF_REC_SAMPLE,
-			 struct_size(s, counts, t->nr_events), t->tid);
-	t0 = ktime_get_ns();
-	s->rec.t_mono_ns = t0;
-	s->rec.t_wall_ns = ktime_get_real_ns();
-	for (i = 0; i < t->nr_events; i++) {
-		struct vp_counter *c = &t->counters[i];
-		struct vcpuperf_count *v = &s->counts[i];
-
-		if (!c->event)
-			continue;
-		counting |= BIT(i);
-		v->value = perf_event_read_value(c->event, &v->enabled,
-						 &v->running);
-		if (vp_counter_exited(c))
-			exited |= BIT(i);
-	}
-	t1 = ktime_get_ns();
-
 	for (i = 0; i < t->nr_events; i++) {
 		struct vp_counter *c = &t->counters[i];
 		struct vp_delta d;
@@ -162,10 +150,10 @@ bool vp_sample_target(struct vp_state *vp, struct vp_target *t, u32 flags)
 	s->exited_mask = exited;
 	s->flags = flags;
 	s->interval_ns = vp->interval_ns;
-	s->read_window_ns = t1 - t0;
+	s->read_window_ns = window_ns;
+	t->last_ns = s->rec.t_mono_ns;
 	vp_rec_emit(vp, s, false);
 
-	t->last_ns = t0;
 	t->intervals_seen++;
 	vp->session.intervals_seen++;
 	if (ran)
@@ -185,6 +173,46 @@ bool vp_sample_target(struct vp_state *vp, struct vp_target *t, u32 flags)
 	if (gone)
 		vp_emit_task_exited(vp, t, exited);
 	return gone;
+}
+
+/**
+ * vp_sample_target() - read one thread's counters and queue the sample
+ * @vp:		module state, lock held
+ * @t:		the thread
+ * @flags:	VCPUPERF_SAMPLE_* to set on the sample
+ *
+ * The counters are read back to back with perf_event_read_value() (kernel
+ * counters cannot be grouped through the exported API); the sample
+ * records how long that took.  See vp_sample_account() for the rest.
+ *
+ * Return: true when the thread has exited: the caller ends it.
+ */
+bool vp_sample_target(struct vp_state *vp, struct vp_target *t, u32 flags)
+{
+	u32 counting = 0, exited = 0, i;
+	struct vcpuperf_sample *s;
+	u64 t0, t1;
+
+	lockdep_assert_held(&vp->lock);
+	s = vp_rec_begin(vp, VCPUPERF_REC_SAMPLE,
+			 struct_size(s, counts, t->nr_events), t->tid);
+	t0 = ktime_get_ns();
+	s->rec.t_mono_ns = t0;
+	s->rec.t_wall_ns = ktime_get_real_ns();
+	for (i = 0; i < t->nr_events; i++) {
+		struct vp_counter *c = &t->counters[i];
+		struct vcpuperf_count *v = &s->counts[i];
+
+		if (!c->event)
+			continue;
+		counting |= BIT(i);
+		v->value = perf_event_read_value(c->event, &v->enabled,
+						 &v->running);
+		if (vp_counter_exited(c))
+			exited |= BIT(i);
+	}
+	t1 = ktime_get_ns();
+	return vp_sample_account(vp, t, s, counting, exited, t1 - t0, flags);
 }
 
 static void vp_sample_pass(struct vp_state *vp)

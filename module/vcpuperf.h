@@ -262,6 +262,9 @@ int vp_sampler_start(struct vp_state *vp);
 void vp_sampler_stop(struct vp_state *vp);
 void vp_sampler_kick(struct vp_state *vp);
 bool vp_sample_target(struct vp_state *vp, struct vp_target *t, u32 flags);
+bool vp_sample_account(struct vp_state *vp, struct vp_target *t,
+		       struct vcpuperf_sample *s, u32 counting, u32 exited,
+		       u64 window_ns, u32 flags);
 
 /* control.c */
 int vp_control_apply(struct vp_state *vp, const char *buf, size_t len);

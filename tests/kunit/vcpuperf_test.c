@@ -1786,6 +1786,186 @@ static void vpk_control_attach_detach(struct kunit *test)
 	(void)ctx;
 }
 
+/* Feed one interval of made-up cumulative values to the state machine. */
+static bool vpk_feed(struct vp_state *vp, struct vp_target *t,
+		     const u64 *v, u32 counting, u32 exited)
+{
+	struct vcpuperf_sample *s;
+	u32 i;
+
+	s = vp_rec_begin(vp, VCPUPERF_REC_SAMPLE,
+			 struct_size(s, counts, t->nr_events), t->tid);
+	for (i = 0; i < t->nr_events; i++) {
+		s->counts[i].value = v[3 * i];
+		s->counts[i].enabled = v[3 * i + 1];
+		s->counts[i].running = v[3 * i + 2];
+	}
+	return vp_sample_account(vp, t, s, counting, exited, 0, 0);
+}
+
+#define VPK_MAX_RECS	8
+
+/* Pop the ring; the record types in @types, the records in @buf. */
+static int vpk_drain(struct kunit *test, struct vp_state *vp, u8 *buf,
+		     size_t len, const struct vcpuperf_rec **recs)
+{
+	size_t got = vp_ring_pop(&vp->ring, buf, len), off = 0;
+	int n = 0;
+
+	while (off < got && n < VPK_MAX_RECS) {
+		recs[n] = (const struct vcpuperf_rec *)(buf + off);
+		off += recs[n]->size;
+		n++;
+	}
+	KUNIT_EXPECT_EQ(test, off, got);
+	return n;
+}
+
+static struct vp_target *vpk_fake_target(struct kunit *test, u32 tid,
+					 u32 nr_events)
+{
+	struct vp_target *t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, t);
+	t->task = current;
+	t->tid = tid;
+	t->id.pid = tid;
+	t->id.vcpu = 0;
+	t->nr_events = nr_events;
+	return t;
+}
+
+/*
+ * The lifecycle state machine, fed values no PMU-less VM can produce:
+ * first_row, multiplexed once, no_counters after exactly
+ * VCPUPERF_NO_COUNTERS_INTERVALS intervals in which the thread ran,
+ * never for a thread that did not run, and task_exited with final counts.
+ */
+static void vpk_lifecycle(struct kunit *test)
+{
+	struct vp_state *vp = vpk_state_new(test, false);
+	const struct vcpuperf_rec *r[VPK_MAX_RECS];
+	const struct vcpuperf_multiplexed *mx;
+	const struct vcpuperf_first_row *fr;
+	const struct vcpuperf_task_exited *te;
+	const struct vcpuperf_no_counters *nc;
+	const struct vcpuperf_sample *smp;
+	struct vp_target *t, *t2, *t3;
+	u64 v[6];
+	u8 *buf;
+	int n, i;
+
+	buf = kunit_kzalloc(test, 64 * 1024, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, buf);
+	t = vpk_fake_target(test, 42, 2);
+	mutex_lock(&vp->lock);
+
+	/* Interval 1: both counters on the PMU the whole time. */
+	v[0] = 100;
+	v[1] = 1000;
+	v[2] = 1000;
+	v[3] = 5;
+	v[4] = 1000;
+	v[5] = 1000;
+	KUNIT_EXPECT_FALSE(test, vpk_feed(vp, t, v, 0x3, 0));
+	n = vpk_drain(test, vp, buf, 64 * 1024, r);
+	KUNIT_ASSERT_EQ(test, n, 2);
+	KUNIT_EXPECT_EQ(test, r[0]->type, VCPUPERF_REC_SAMPLE);
+	smp = (const void *)r[0];
+	KUNIT_EXPECT_TRUE(test, smp->flags & VCPUPERF_SAMPLE_FIRST);
+	KUNIT_EXPECT_EQ(test, r[1]->type, VCPUPERF_REC_FIRST_ROW);
+	fr = (const void *)r[1];
+	KUNIT_EXPECT_EQ(test, fr->counters_populated, 1U);
+	KUNIT_EXPECT_EQ(test, fr->populated_mask, 0x3U);
+
+	/* Interval 2: counter 1 on the PMU half of its enabled time. */
+	v[0] = 200;
+	v[1] = 2000;
+	v[2] = 2000;
+	v[3] = 10;
+	v[4] = 2000;
+	v[5] = 1500;
+	KUNIT_EXPECT_FALSE(test, vpk_feed(vp, t, v, 0x3, 0));
+	n = vpk_drain(test, vp, buf, 64 * 1024, r);
+	KUNIT_ASSERT_EQ(test, n, 2);
+	KUNIT_EXPECT_EQ(test, r[1]->type, VCPUPERF_REC_MULTIPLEXED);
+	mx = (const void *)r[1];
+	KUNIT_EXPECT_EQ(test, mx->mask, 0x2U);
+	KUNIT_EXPECT_EQ(test, mx->min_ratio_ppm, 500000U);
+
+	/* Interval 3: multiplexed again, but it is reported only once. */
+	v[0] = 300;
+	v[1] = 3000;
+	v[2] = 3000;
+	v[3] = 15;
+	v[4] = 3000;
+	v[5] = 2000;
+	KUNIT_EXPECT_FALSE(test, vpk_feed(vp, t, v, 0x3, 0));
+	n = vpk_drain(test, vp, buf, 64 * 1024, r);
+	KUNIT_ASSERT_EQ(test, n, 1);
+	KUNIT_EXPECT_EQ(test, r[0]->type, VCPUPERF_REC_SAMPLE);
+
+	/* Both counters saw the exit: final sample, then task_exited. */
+	v[0] = 310;
+	v[1] = 3100;
+	v[2] = 3100;
+	v[3] = 16;
+	v[4] = 3100;
+	v[5] = 2100;
+	KUNIT_EXPECT_TRUE(test, vpk_feed(vp, t, v, 0x3, 0x3));
+	n = vpk_drain(test, vp, buf, 64 * 1024, r);
+	KUNIT_ASSERT_EQ(test, n, 2);
+	smp = (const void *)r[0];
+	KUNIT_EXPECT_TRUE(test, smp->flags & VCPUPERF_SAMPLE_FINAL);
+	KUNIT_EXPECT_EQ(test, r[1]->type, VCPUPERF_REC_TASK_EXITED);
+	te = (const void *)r[1];
+	KUNIT_EXPECT_EQ(test, te->exited_mask, 0x3U);
+	KUNIT_EXPECT_EQ(test, te->counts[0].value, 310ULL);
+	KUNIT_EXPECT_EQ(test, te->counts[1].value, 16ULL);
+	KUNIT_EXPECT_EQ(test, t->intervals_seen, 4ULL);
+	KUNIT_EXPECT_EQ(test, t->intervals_with_values, 4ULL);
+
+	/* A thread that runs while its counter never gets onto the PMU. */
+	t2 = vpk_fake_target(test, 43, 1);
+	for (i = 1; i <= VCPUPERF_NO_COUNTERS_INTERVALS + 1; i++) {
+		v[0] = 0;
+		v[1] = 1000ULL * i;
+		v[2] = 0;
+		KUNIT_EXPECT_FALSE(test, vpk_feed(vp, t2, v, 0x1, 0));
+		n = vpk_drain(test, vp, buf, 64 * 1024, r);
+		if (i == 1) {
+			KUNIT_ASSERT_EQ(test, n, 2);
+			fr = (const void *)r[1];
+			KUNIT_EXPECT_EQ(test, fr->counters_populated, 0U);
+		} else if (i == VCPUPERF_NO_COUNTERS_INTERVALS) {
+			KUNIT_ASSERT_EQ(test, n, 2);
+			KUNIT_EXPECT_EQ(test, r[1]->type,
+					VCPUPERF_REC_NO_COUNTERS);
+			nc = (const void *)r[1];
+			KUNIT_EXPECT_EQ(test, nc->intervals_ran,
+					(u64)VCPUPERF_NO_COUNTERS_INTERVALS);
+			KUNIT_EXPECT_EQ(test, nc->cause,
+					(u32)VCPUPERF_CAUSE_NEVER_COUNTED);
+		} else {
+			KUNIT_EXPECT_EQ(test, n, 1);
+		}
+	}
+	KUNIT_EXPECT_EQ(test, t2->intervals_with_values, 0ULL);
+
+	/* A thread that never runs (an idle vCPU) never gets no_counters. */
+	t3 = vpk_fake_target(test, 44, 1);
+	for (i = 1; i <= 2 * VCPUPERF_NO_COUNTERS_INTERVALS; i++) {
+		v[0] = 0;
+		v[1] = 0;
+		v[2] = 0;
+		vpk_feed(vp, t3, v, 0x1, 0);
+		n = vpk_drain(test, vp, buf, 64 * 1024, r);
+		KUNIT_EXPECT_EQ(test, n, i == 1 ? 2 : 1);
+	}
+	KUNIT_EXPECT_EQ(test, t3->intervals_ran, 0ULL);
+	mutex_unlock(&vp->lock);
+}
+
 static struct kunit_case vpk_cases[] = {
 	KUNIT_CASE(vpk_parse_cmd_valid),
 	KUNIT_CASE(vpk_parse_cmd_default_events),
@@ -1814,6 +1994,7 @@ static struct kunit_case vpk_cases[] = {
 	KUNIT_CASE(vpk_counter_release),
 	KUNIT_CASE(vpk_counter_user_faults),
 	KUNIT_CASE(vpk_control_attach_detach),
+	KUNIT_CASE(vpk_lifecycle),
 	{}
 };
 
