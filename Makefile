@@ -28,7 +28,7 @@ KDIR ?= /lib/modules/$(KVER)/build
 
 export KVER KDIR
 
-.PHONY: print-kver all module tool setup check demo clean fuzz kunit bench bench-smoke
+.PHONY: print-kver all module tool setup check demo clean fuzz kunit bench bench-smoke matrix dkms-test
 
 all: module tool
 
@@ -56,6 +56,12 @@ kunit: setup
 
 bench: setup
 	scripts/bench.sh
+
+matrix: setup
+	scripts/matrix.sh
+
+dkms-test: setup
+	scripts/dkms-test.sh
 
 bench-smoke: setup
 	scripts/bench.sh --smoke

@@ -32,6 +32,12 @@ scripts/checkpatch.sh || fail=1
 step "host tests: vcpuperf-cat decoder"
 python3 tests/tool/test_decode.py 2>&1 | tee "$OUT/tool.log" || fail=1
 
+step "matrix: W=1 build on every installed kernel, integration tests on 6.12"
+scripts/matrix.sh --quick --out "$OUT/matrix" || fail=1
+
+step "DKMS: add/build/install/vermagic/remove on every matrix kernel"
+scripts/dkms-test.sh --out "$OUT/dkms" || fail=1
+
 step "fuzz: libFuzzer (ASan+UBSan) on the parser, event names and decoder"
 scripts/fuzz.sh "${VP_FUZZ_SECONDS:-60}" 2>&1 | tee "$OUT/fuzz.log" || fail=1
 
@@ -60,7 +66,7 @@ scripts/debug-integration.sh --out "$OUT/debug-vm" || fail=1
 passed=0
 failed=0
 for log in "$OUT/tool.log" "$OUT/vm/console.log" "$OUT/kunit.log" \
-	"$OUT/debug-vm/console.log"; do
+	"$OUT/debug-vm/console.log" "$OUT/matrix/result.log"; do
 	line=$(grep -aE '^[0-9]+ passed, [0-9]+ failed' "$log" 2>/dev/null | tail -n1)
 	if [ -z "$line" ]; then
 		echo "no result line in $log"

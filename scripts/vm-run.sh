@@ -9,7 +9,8 @@
 #                     -- COMMAND [ARGS...]
 #
 #   --kver VER         boot /boot/vmlinuz-VER with modules from /lib/modules/VER
-#                      (default: newest /boot/vmlinuz-*-amd64 that has a
+#                      (default: the kernel linux-image-amd64 depends on, else
+#                      the newest /boot/vmlinuz-*-amd64 that has a
 #                      /lib/modules/<ver> directory)
 #   --kernel PATH      boot this bzImage instead (custom kernel)
 #   --modules-dir DIR  module tree for --kernel (the /lib/modules/<ver> dir);
@@ -92,6 +93,14 @@ if [ -n "$kernel" ]; then
 	fi
 else
 	[ -z "$moddir" ] || die "--modules-dir needs --kernel"
+	# Default: Debian 12's own kernel (what linux-image-amd64 points at),
+	# even when other kernels of the test matrix are installed.
+	if [ -z "$kver" ]; then
+		k=$(dpkg-query -W -f='${Depends}' linux-image-amd64 2>/dev/null |
+			sed -n 's/^linux-image-\([^ ,]*\).*/\1/p')
+		[ -n "$k" ] && [ -r "/boot/vmlinuz-$k" ] && [ -d "/lib/modules/$k" ] &&
+			kver=$k
+	fi
 	if [ -z "$kver" ]; then
 		for k in $(find /boot -maxdepth 1 -name 'vmlinuz-*-amd64' -printf '%f\n' |
 			sed 's/^vmlinuz-//' | sort -V); do
