@@ -1,0 +1,68 @@
+#!/bin/bash
+# stress.sh - run tests/stress/stress.py in the test VM: attach/detach
+# churn, random readers, rmmod with a blocked reader, ring overflow, a
+# SIGKILLed QEMU, a control-file fuzzer, the permission table.
+#
+# Usage: scripts/stress.sh [--long] [--kernel debug|debian] [--out DIR]
+#                          [-- STRESS.PY ARGS...]
+#   --long            1000 cycles, 25 rmmods, 100000 writes (default: --short)
+#   --kernel debug    the KASAN/lockdep/kmemleak kernel of scripts/kunit-kernel.sh
+#                     (default), with vcpuperf.ko built against it in a mirror
+#   --kernel debian   the newest installed Debian kernel (make module)
+# Exit status: stress.py's (0 all passed).
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+mode=--short
+kernel=debug
+out=""
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--long) mode=--long; shift ;;
+	--short) mode=--short; shift ;;
+	--kernel) kernel=$2; shift 2 ;;
+	--out) out=$2; shift 2 ;;
+	--) shift; break ;;
+	*) echo "usage: $0 [--long] [--kernel debug|debian] [--out DIR] [-- ARGS]" >&2; exit 2 ;;
+	esac
+done
+out=${out:-$top/out/stress-$kernel}
+
+make -C "$top" tool >/dev/null
+make -C "$top/tests/stress" >/dev/null
+
+if [ "$kernel" = debug ]; then
+	bzimage=$("$top/scripts/kunit-kernel.sh")
+	kbuild=${bzimage%/arch/x86/boot/bzImage}
+	# Same mirror as scripts/debug-integration.sh: no object mixes with
+	# the ones built against the Debian kernel in the source tree.
+	stage=$top/out/debug-kmod
+	mkdir -p "$stage"
+	ln -sfn "$top/Kbuild" "$stage/Kbuild"
+	for d in include/uapi lib module; do
+		mkdir -p "$stage/$d"
+		find "$stage/$d" -maxdepth 1 -type l -delete
+		for f in "$top/$d"/*.c "$top/$d"/*.h; do
+			[ -e "$f" ] && ln -sfn "$f" "$stage/$d/"
+		done
+	done
+	make -C "$kbuild" M="$stage" modules >"$out.build.log" 2>&1 ||
+		{ cat "$out.build.log"; exit 1; }
+	export VP_MODULE=$stage/vcpuperf.ko VP_KMEMLEAK=1
+	vmargs=(--kernel "$bzimage")
+elif [ "$kernel" = debian ]; then
+	KVER=${KVER:-$(make -s -C "$top" print-kver)}
+	make -C "$top" module KVER="$KVER" >/dev/null
+	vmargs=(--kver "$KVER")
+else
+	echo "$0: --kernel debug or debian" >&2
+	exit 2
+fi
+
+rm -rf "$out"
+mkdir -p "$out"
+cd "$top"
+timeout_s=1200
+[ "$mode" = --long ] && timeout_s=5400
+exec scripts/vm-run.sh "${vmargs[@]}" --mem 2048 --timeout "$timeout_s" \
+	--out "$out" -- python3 tests/stress/stress.py "$mode" "$@"

@@ -1,0 +1,886 @@
+#!/usr/bin/python3
+"""vcpuperf stress test: runs as root inside the test VM (scripts/stress.sh,
+which uses scripts/vm-run.sh), from the repository root, after the module,
+vcpuperf-cat and tests/stress/churn are built.
+
+Usage: stress.py [--short | --long] [--only PHASE[,PHASE...]]
+       stress.py --perms      (only the permission table and the
+                               kthread / PID 1 / zombie / reused-TID outcomes)
+
+Phases (each bounded in time):
+  churn      N attach/detach cycles (qemu= / pid= / tid= lists, interval
+             1-10 ms) against tests/stress/churn, whose threads come and go
+             within microseconds, while readers open the stream, read a few
+             bytes at a time and close at random; a reader blocked in read()
+             is killed with SIGKILL
+  rmmod      rmmod + insmod repeated with a blocked vcpuperf-cat --no-attach
+             reader and attached targets: rmmod succeeds, the reader sees
+             EOF with every sequence gap explained
+  overflow   ring_kb=64, 1 ms, 256 threads, a stopped (SIGSTOP) reader: the
+             ring overflows; after SIGCONT rows flow again and every drop is
+             reported exactly
+  qemu       a real QEMU killed with SIGKILL while attached
+  fuzz       random and mutated control commands during a collection: each
+             write's errno is one of the documented set, rows keep flowing
+  perms      permission table and attach outcomes for kthreadd, PID 1, a
+             zombie and a reused TID
+
+Pass: every phase passes, the kernel log has no KASAN / lockdep / BUG /
+WARNING / atomic-sleep report, kmemleak (if present) finds nothing after
+the final rmmod, the module is gone and slab use is back near its start.
+Prints a closing line 'N passed, N failed'."""
+
+import errno
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+import traceback
+
+REPO = os.getcwd()
+sys.path.insert(0, os.path.join(REPO, "tests", "integration"))
+import vptest  # noqa: E402
+from vptest import (Cat, TestFailure, check, control, load,  # noqa: E402
+                    module_loaded, read_file, sh, unload, DEBUGFS, OUT)
+
+# Rows go to the guest's tmpfs, not the 9p share: at 1 ms with hundreds of
+# threads they are tens of MB, and they are only counted, in tails.
+vptest.OUT = "/tmp/stress"
+os.makedirs(vptest.OUT, exist_ok=True)
+
+
+def rows_size(cat):
+    try:
+        return os.path.getsize(cat.rows_path)
+    except OSError:
+        return 0
+
+
+def tail_rows(cat, nbytes=1 << 20):
+    """The complete rows in the last nbytes of the rows file."""
+    try:
+        with open(cat.rows_path, "rb") as f:
+            f.seek(max(0, os.path.getsize(cat.rows_path) - nbytes))
+            data = f.read()
+    except OSError:
+        return []
+    lines = data.split(b"\n")[1:-1]
+    return [json.loads(ln) for ln in lines if ln]
+
+
+def cleanup(cat):
+    for p in (cat.rows_path, cat.events_path):
+        try:
+            os.unlink(p)
+        except OSError:
+            pass
+
+CHURN = os.path.join(REPO, "tests", "stress", "churn")
+STREAM = os.path.join(DEBUGFS, "stream")
+CTRL = os.path.join(DEBUGFS, "control")
+SW_EVENTS = ["task-clock", "context-switches", "page-faults",
+             "cpu-migrations", "cpu-clock"]
+DOCUMENTED = {0, errno.EINVAL, errno.ENOENT, errno.ESRCH, errno.E2BIG,
+              errno.ENOSPC, errno.EEXIST}
+BAD = ("KASAN", "BUG:", "WARNING:", "sleeping function called from invalid "
+       "context", "possible circular locking", "inconsistent lock state",
+       "possible recursive locking", "lockdep", "Oops", "general protection",
+       "UBSAN", "Call Trace", "INFO: task", "kmemleak:", "refcount_t")
+STATS = {}
+RNG = random.Random(int(os.environ.get("VP_STRESS_SEED", "0")) or None)
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+def ename(e):
+    return "ok" if e == 0 else errno.errorcode.get(e, str(e))
+
+
+class Churn:
+    """tests/stress/churn: persistent and short-lived 'CPU n/KVM' threads."""
+
+    def __init__(self, name, persist=4, spawners=2):
+        self.ready = os.path.join(OUT, name + ".churn.json")
+        if os.path.exists(self.ready):
+            os.unlink(self.ready)
+        self.proc = subprocess.Popen([CHURN, "--persist", str(persist),
+                                      "--spawners", str(spawners),
+                                      "--ready", self.ready])
+        deadline = time.time() + 180
+        while not os.path.exists(self.ready):
+            if self.proc.poll() is not None or time.time() > deadline:
+                self.kill()
+                raise TestFailure("churn died or never got ready")
+            time.sleep(0.02)
+        with open(self.ready) as f:
+            info = json.load(f)
+        self.pid = info["pid"]
+        self.tids = info["tids"]
+
+    def live(self):
+        try:
+            return [int(t) for t in os.listdir("/proc/%d/task" % self.pid)]
+        except OSError:
+            return []
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+
+
+def session_finished(cat):
+    fin = [e for e in cat.events("perf_finished") if e.get("scope") ==
+           "session"]
+    return fin[0] if fin else None
+
+
+def status_drops():
+    for ln in read_file("status").splitlines():
+        if ln.startswith("records:") and "dropped" in ln:
+            # records: P produced, D dropped, next seq S
+            return int(ln.split(",")[1].split()[0])
+    raise TestFailure("no drop count in status")
+
+
+def proc_state(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return None
+
+
+# ------------------------------------------------------------- churn ---
+
+class RandomReader(threading.Thread):
+    """Opens the stream, reads a few small chunks, closes, at random."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.stop = threading.Event()
+        self.lock = threading.Lock()    # held while the stream is open
+        self.opens = self.bytes = self.busy = 0
+        self.error = None
+
+    def run(self):
+        try:
+            while not self.stop.is_set():
+                with self.lock:
+                    try:
+                        fd = os.open(STREAM, os.O_RDONLY | os.O_NONBLOCK)
+                    except OSError as e:
+                        if e.errno != errno.EBUSY:
+                            raise
+                        self.busy += 1
+                        fd = None
+                    if fd is not None:
+                        self.opens += 1
+                        try:
+                            for _ in range(RNG.randrange(1, 20)):
+                                try:
+                                    self.bytes += len(os.read(
+                                        fd, RNG.choice((1, 7, 8, 24, 63, 64,
+                                                        100, 4096))))
+                                except BlockingIOError:
+                                    time.sleep(0.001)
+                        finally:
+                            os.close(fd)
+                time.sleep(RNG.random() * 0.01)
+        except Exception as e:  # reported by the phase
+            self.error = e
+
+
+BLOCKED_READER = r"""
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+os.read(fd, 3)
+print("open", flush=True)
+while True:
+    os.read(fd, 4096)
+"""
+
+
+def kill_blocked_reader():
+    """A reader that drains the stream and blocks in read() is killed."""
+    p = subprocess.Popen([sys.executable, "-c", BLOCKED_READER, STREAM],
+                         stdout=subprocess.PIPE, text=True)
+    try:
+        check(p.stdout.readline().strip() == "open", "blocked reader failed")
+        blocked = False
+        deadline = time.time() + 10
+        while time.time() < deadline and not blocked:
+            time.sleep(0.05)
+            try:
+                with open("/proc/%d/syscall" % p.pid) as f:
+                    blocked = (f.read().split()[0] == "0" and
+                               proc_state(p.pid) == "S")
+            except OSError:
+                pass
+        p.kill()
+        p.wait()
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    return blocked
+
+
+def phase_churn(n):
+    load()
+    ch = Churn("churn", persist=4, spawners=2)
+    rd = RandomReader()
+    rd.start()
+    errs = {}
+    killed = blocked = 0
+    done = 0
+    try:
+        for i in range(n):
+            check(rd.error is None, "reader: %r" % rd.error)
+            check(ch.proc.poll() is None, "churn died")
+            check(control("interval %dms" % RNG.randint(1, 10)) == 0,
+                  "interval")
+            evs = ",".join(RNG.sample(SW_EVENTS, RNG.randint(1, 3)))
+            kind = RNG.choice(("qemu", "pid", "tid", "tid"))
+            if kind == "tid":
+                live = ch.live()
+                tids = RNG.sample(live, min(len(live), RNG.randint(1, 8)))
+                target = "tid=" + ",".join(str(t) for t in tids)
+            else:
+                target = "%s=%d" % (kind, ch.pid)
+            e = control("attach %s events=%s" % (target, evs))
+            errs[("attach", ename(e))] = errs.get(("attach", ename(e)), 0) + 1
+            check(e in (0, errno.ESRCH, errno.EEXIST),
+                  "attach %s: %s" % (target, ename(e)))
+            time.sleep(RNG.random() * 0.03)
+            det = target if RNG.random() < 0.7 else "all"
+            e = control("detach " + det)
+            errs[("detach", ename(e))] = errs.get(("detach", ename(e)), 0) + 1
+            check(e in (0, errno.ESRCH), "detach %s: %s" % (det, ename(e)))
+            if i % max(1, n // 4) == n // 8:
+                # Nothing attached: a reader drains the ring and blocks.
+                control("detach all")
+                with rd.lock:
+                    blocked += kill_blocked_reader()
+                    killed += 1
+            done += 1
+    finally:
+        rd.stop.set()
+        rd.join(30)
+        ch.kill()
+        STATS["cycles"] = STATS.get("cycles", 0) + done
+    unload()
+    log("  %d attach/detach cycles; outcomes %s; random reader: %d opens, "
+        "%d bytes, %d EBUSY; %d readers SIGKILLed (%d seen blocked in read)"
+        % (done, sorted(errs.items()), rd.opens, rd.bytes, rd.busy, killed,
+           blocked))
+    check(done == n, "only %d cycles" % done)
+    check(rd.opens > 0 and rd.bytes > 0, "random reader read nothing")
+    check(blocked >= 1, "no reader was ever blocked in read when killed")
+
+
+# ------------------------------------------------------------- rmmod ---
+
+def phase_rmmod(n):
+    ch = Churn("rmmod", persist=4, spawners=1)
+    gaps = 0
+    try:
+        for i in range(n):
+            load("qemu=%d interval_ms=%d events=task-clock,context-switches"
+                 % (ch.pid, RNG.randint(1, 10)))
+            tids = ch.live()[:6]
+            control("attach tid=%s events=page-faults" %
+                    ",".join(str(t) for t in tids))  # EEXIST/ESRCH fine
+            cat = Cat("rmmod%d" % i, "--no-attach")
+            deadline = time.time() + 30
+            while rows_size(cat) == 0 and time.time() < deadline:
+                check(cat.proc.poll() is None, "reader exited early")
+                time.sleep(0.05)
+            check(rows_size(cat), "no rows before rmmod")
+            time.sleep(RNG.random() * 0.3)
+            t0 = time.time()
+            p = sh("rmmod vcpuperf", check_rc=False, timeout=90)
+            check(p.returncode == 0, "rmmod %d failed: %s" % (i, p.stderr))
+            rc = cat.wait(timeout=30)
+            check(rc == 0, "reader exit %d (unexplained gap?): %s" %
+                  (rc, cat.stderr))
+            check(session_finished(cat), "no session perf_finished")
+            det = cat.events("perf_detached")
+            check(any(d["reason"] == "unload" for d in det),
+                  "no detached(unload)")
+            gaps += len(cat.events("perf_seq_gap"))
+            check(not module_loaded(), "still loaded")
+            if i == 0:
+                log("  rmmod with a blocked reader took %.2fs" %
+                    (time.time() - t0))
+            STATS["rmmod"] = STATS.get("rmmod", 0) + 1
+            cleanup(cat)
+    finally:
+        ch.kill()
+    log("  %d rmmod/insmod cycles with a reader and targets, %d explained "
+        "gaps" % (n, gaps))
+
+
+# ---------------------------------------------------------- overflow ---
+
+def phase_overflow():
+    load("ring_kb=64")
+    ch = Churn("overflow", persist=256, spawners=1)
+    cat = None
+    try:
+        check(control("interval 1ms") == 0, "interval")
+        cat = Cat("overflow", "--no-attach")
+        check(control("attach qemu=%d events=task-clock,context-switches" %
+                      ch.pid) == 0, "attach")
+        cat.wait_started(256, timeout=120)
+        os.kill(cat.proc.pid, signal.SIGSTOP)       # the slow reader
+        deadline = time.time() + 30
+        while status_drops() == 0 and time.time() < deadline:
+            time.sleep(0.2)
+        time.sleep(1)
+        provoked_stopped = status_drops()
+        check(provoked_stopped > 0, "no drops with a stopped reader")
+        resume = time.monotonic_ns()
+        os.kill(cat.proc.pid, signal.SIGCONT)
+        deadline = time.time() + 60
+        fresh = 0
+        while time.time() < deadline:
+            fresh = sum(1 for r in tail_rows(cat) if r["t_mono_ns"] >
+                        resume + 500 * 1000000)
+            if fresh >= 256:
+                break
+            time.sleep(0.5)
+        check(fresh >= 256, "rows did not flow again after the reader "
+              "resumed (%d fresh)" % fresh)
+        check(control("stop") == 0, "stop")
+        rc = cat.wait(timeout=120)
+        provoked = status_drops()
+    finally:
+        if cat and cat.proc.poll() is None:
+            os.kill(cat.proc.pid, signal.SIGCONT)
+            cat.proc.kill()
+        ch.kill()
+    unload()
+    check(rc == 0, "reader exit %d (unexplained gap?): %s" % (rc, cat.stderr))
+    reported = sum(d["count"] for d in cat.events("perf_dropped"))
+    gaps = cat.events("perf_seq_gap")
+    fin = session_finished(cat)
+    STATS["drops_provoked"] = STATS.get("drops_provoked", 0) + provoked
+    STATS["drops_reported"] = STATS.get("drops_reported", 0) + reported
+    log("  drops provoked %d (status; %d while the reader was stopped), "
+        "reported %d in %d perf_dropped, %d seq gaps all explained: %s, "
+        "session finished drops %s, %d rows after resume" %
+        (provoked, provoked_stopped, reported,
+         len(cat.events("perf_dropped")), len(gaps),
+         all(g["explained"] for g in gaps), fin and fin["drops"], fresh))
+    check(all(g["explained"] for g in gaps), "unexplained gaps")
+    check(reported == provoked, "reported %d != provoked %d" %
+          (reported, provoked))
+    check(fin and fin["drops"] == provoked, "session drops %s" %
+          (fin and fin["drops"]))
+
+
+# -------------------------------------------------------------- qemu ---
+
+def phase_qemu():
+    load()
+    q = subprocess.Popen(["qemu-system-x86_64", "-name", "s,debug-threads=on",
+                          "-smp", "2", "-m", "32", "-display", "none",
+                          "-nodefaults", "-no-user-config", "-accel", "tcg"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    cat = None
+    try:
+        deadline = time.time() + 60
+        names = set()
+        while time.time() < deadline and \
+                not {"CPU 0/TCG", "CPU 1/TCG"} <= names:
+            time.sleep(0.1)
+            names = set()
+            for t in os.listdir("/proc/%d/task" % q.pid):
+                try:
+                    with open("/proc/%d/task/%s/comm" % (q.pid, t)) as f:
+                        names.add(f.read().strip())
+                except OSError:
+                    pass
+        check({"CPU 0/TCG", "CPU 1/TCG"} <= names, "no vCPU threads")
+        cat = Cat("qemu", "--qemu", str(q.pid), "--events",
+                  "task-clock,context-switches", "--interval", "5ms")
+        cat.wait_started(2)
+        time.sleep(1 + RNG.random())
+        q.send_signal(signal.SIGKILL)
+        q.wait()
+        time.sleep(0.5)
+        rc = cat.stop()
+    finally:
+        if q.poll() is None:
+            q.kill()
+            q.wait()
+        if cat and cat.proc.poll() is None:
+            cat.proc.kill()
+    unload()
+    ex = cat.events("perf_task_exited")
+    log("  QEMU SIGKILLed while attached: %d rows, %d perf_task_exited, "
+        "detached %s" % (len(cat.rows()), len(ex),
+                         sorted(e["reason"] for e in
+                                cat.events("perf_detached"))))
+    check(rc == 0, "vcpuperf-cat exit %d: %s" % (rc, cat.stderr))
+    check(len(ex) == 2, "want 2 perf_task_exited")
+
+
+# -------------------------------------------------------------- fuzz ---
+
+def seeds(pid, tids):
+    t = ",".join(str(x) for x in tids)
+    return [s.encode() for s in (
+        "attach qemu=%d events=task-clock,context-switches" % pid,
+        "attach pid=%d events=cycles:u,instructions:k guest_only" % pid,
+        "attach tid=%s events=r1234,1:3,sched:sched_switch pinned" % t,
+        "attach tid=%s events=L1-dcache-load-misses:GH user_only" % t,
+        "attach qemu=%d host_only kernel_only" % pid,
+        "attach tid=%d events=kvm:kvm_exit,page-faults:D" % tids[0],
+        "interval 5ms\n", "interval 250us", "interval 1s", "interval 3",
+        "attach pid=1 events=task-clock",
+        "attach tid=%s,%s events=cs,faults,cpu-migrations" % (t, t),
+    )]
+
+
+def mutate(data, pool):
+    b = bytearray(data)
+    for _ in range(RNG.randint(1, 4)):
+        op = RNG.randrange(9)
+        if op == 0 and b:                       # bit flip
+            i = RNG.randrange(len(b))
+            b[i] ^= 1 << RNG.randrange(8)
+        elif op == 1 and b:                     # byte replace
+            b[RNG.randrange(len(b))] = RNG.choice(
+                (0, 10, 32, 44, 61, 58, 255, RNG.randrange(256)))
+        elif op == 2:                           # truncate
+            b = b[:RNG.randrange(len(b) + 1)]
+        elif op == 3 and b:                     # duplicate a slice
+            i = RNG.randrange(len(b))
+            j = RNG.randrange(i, len(b) + 1)
+            b[j:j] = b[i:j] * RNG.randint(1, 8)
+        elif op == 4:                           # splice with another seed
+            o = RNG.choice(pool)
+            i, j = RNG.randrange(len(b) + 1), RNG.randrange(len(o) + 1)
+            b = b[:i] + o[j:]
+        elif op == 5:                           # insert random bytes
+            i = RNG.randrange(len(b) + 1)
+            b[i:i] = bytes(RNG.randrange(256) for _ in
+                           range(RNG.randint(1, 8)))
+        elif op == 6:                           # number replacement
+            s = b.split(b"=")
+            if len(s) > 1:
+                k = RNG.randrange(1, len(s))
+                s[k] = str(RNG.choice((0, -1, 1, 2, 65535, 2**31, 2**32 + 1,
+                                       2**64, 10**30))).encode() + \
+                    s[k].lstrip(b"0123456789-")
+                b = bytearray(b"=".join(s))
+        elif op == 7:                           # many list entries
+            b += b"," + b",".join(str(RNG.randint(1, 40000)).encode()
+                                  for _ in range(RNG.choice((5, 100, 1100))))
+        else:                                   # whitespace games
+            b = bytearray(bytes(b).replace(b" ", RNG.choice(
+                (b"  ", b"\t", b"", b"\n", b" \x00"))))
+    return bytes(b)
+
+
+def forbidden(cmd):
+    """Could this be a valid stop or detach? Never sent."""
+    low = cmd.lower()
+    return b"stop" in low or b"detach" in low
+
+
+def phase_fuzz(n):
+    load()
+    ch = Churn("fuzz", persist=2, spawners=1)
+    cat = Cat("fuzz", "--no-attach")
+    attach = "attach qemu=%d events=task-clock,context-switches" % ch.pid
+    hist = {}
+    written = filtered = reattached = 0
+    pool = seeds(ch.pid, ch.tids)
+    fd = None
+    try:
+        check(control("interval 5ms") == 0, "interval")
+        check(control(attach) == 0, "attach")
+        cat.wait_started(2)
+        fd = os.open(CTRL, os.O_WRONLY)
+        batch = 1000
+        while written < n:
+            for _ in range(min(batch, n - written)):
+                r = RNG.random()
+                if r < 0.15:
+                    cmd = bytes(RNG.randrange(256) for _ in
+                                range(RNG.randrange(0, 80)))
+                elif r < 0.16:
+                    cmd = RNG.choice(pool) * RNG.randint(300, 2000)
+                else:
+                    cmd = mutate(RNG.choice(pool), pool)
+                if forbidden(cmd):
+                    filtered += 1
+                    continue
+                try:
+                    os.write(fd, cmd)
+                    e = 0
+                except OSError as ex:
+                    e = ex.errno
+                hist[e] = hist.get(e, 0) + 1
+                written += 1
+                check(e in DOCUMENTED, "write %r: errno %s not documented" %
+                      (cmd[:80], ename(e)))
+            # Between batches: undo what a valid fuzzed command may have
+            # changed, and check that rows still flow.
+            check(control("interval 5ms") == 0, "interval reset")
+            e = control(attach)
+            check(e in (0, errno.EEXIST), "re-attach: %s" % ename(e))
+            reattached += e == 0
+            before = rows_size(cat)
+            deadline = time.time() + 20
+            while rows_size(cat) <= before and time.time() < deadline:
+                check(cat.proc.poll() is None, "reader died: %s" %
+                      cat.proc.stderr.read())
+                time.sleep(0.05)
+            check(rows_size(cat) > before, "rows stopped flowing after %d "
+                  "writes" % written)
+        os.close(fd)
+        fd = None
+        check(control("stop") == 0, "stop")
+        rc = cat.wait(timeout=120)
+    finally:
+        if fd is not None:
+            os.close(fd)
+        if cat.proc.poll() is None:
+            cat.proc.kill()
+        ch.kill()
+    unload()
+    STATS["writes"] = STATS.get("writes", 0) + written
+    log("  %d control writes (%d candidates filtered as stop/detach), "
+        "errnos %s, %d re-attaches needed, %d rows" %
+        (written, filtered, {ename(k): v for k, v in sorted(hist.items())},
+         reattached, sum(1 for _ in open(cat.rows_path))))
+    check(rc == 0, "reader exit %d: %s" % (rc, cat.stderr))
+
+
+# ------------------------------------------------------------- perms ---
+
+PROBE = r"""
+import errno, os, sys
+path, op = sys.argv[1], sys.argv[2]
+try:
+    if op == "open-r":
+        os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK))
+    elif op == "open-w":
+        os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+    elif op == "read":
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            os.read(fd, 64)
+        except BlockingIOError:
+            pass
+        os.close(fd)
+    elif op == "write":
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+        try:
+            os.write(fd, b"interval 100ms")
+        finally:
+            os.close(fd)
+    print("allowed")
+except OSError as e:
+    print(errno.errorcode.get(e.errno, str(e.errno)))
+"""
+
+USERS = [
+    ("root", [], True),
+    ("root, only CAP_PERFMON", ["setpriv", "--bounding-set=-all,+perfmon"],
+     True),
+    ("root, only CAP_SYS_ADMIN",
+     ["setpriv", "--bounding-set=-all,+sys_admin"], True),
+    ("root, no capabilities", ["setpriv", "--bounding-set=-all",
+                               "--inh-caps=-all"], False),
+    ("nobody", ["setpriv", "--reuid=65534", "--regid=65534",
+                "--clear-groups"], False),
+    ("nobody + CAP_PERFMON", ["setpriv", "--reuid=65534", "--regid=65534",
+                              "--clear-groups", "--inh-caps=+perfmon",
+                              "--ambient-caps=+perfmon"], False),
+]
+OPS = ("open-r", "open-w", "read", "write")
+
+
+def phase_perms():
+    load()
+    table = []
+    bad = []
+    for user, prefix, capable in USERS:
+        for f in ("control", "status", "stream"):
+            row = []
+            for op in OPS:
+                p = subprocess.run(prefix + [sys.executable, "-c", PROBE,
+                                             os.path.join(DEBUGFS, f), op],
+                                   capture_output=True, text=True, timeout=60,
+                                   cwd="/")
+                res = p.stdout.strip() or ("rc %d %s" % (p.returncode,
+                                                         p.stderr.strip()))
+                row.append(res)
+                ro = f != "control" and op in ("open-w", "write")
+                if not capable:
+                    ok = res in ("EACCES", "EPERM")
+                elif ro:
+                    # No write operation exists on status/stream; the only
+                    # question is that nothing is granted beyond it.
+                    ok = res in ("EACCES", "EINVAL", "EPERM", "EBADF",
+                                 "allowed") and not (op == "write" and
+                                                     res == "allowed")
+                else:
+                    ok = res == "allowed"
+                if not ok:
+                    bad.append("%s %s %s: %s" % (user, f, op, res))
+            table.append((user, f, row))
+    log("  %-26s %-8s %-8s %-8s %-8s %-8s" % (("user", "file") + OPS))
+    for user, f, row in table:
+        log("  %-26s %-8s %-8s %-8s %-8s %-8s" % ((user, f) + tuple(row)))
+    unload()
+    check(not bad, "permission model violated: %s" % bad)
+
+
+def phase_outcomes():
+    """kthreadd, PID 1, a zombie and a TID reused after exit."""
+    load()
+    cat = Cat("outcomes", "--no-attach")
+    out = []
+    extra = []
+    try:
+        check(control("interval 20ms") == 0, "interval")
+        marks = {}
+
+        def attempt(label, target, settle=0.4):
+            e = control("attach %s events=task-clock,context-switches" %
+                        target)
+            marks[label] = (time.monotonic_ns(), e)
+            time.sleep(settle)
+            last = read_file("status").splitlines()
+            le = [ln for ln in last if ln.startswith("last_error")]
+            out.append((label, target, e, le[0] if le and e else ""))
+            return e
+
+        for label, tgt in (("kthreadd", "tid=2"), ("kthreadd pid", "pid=2"),
+                           ("PID 1", "pid=1")):
+            if attempt(label, tgt) == 0:
+                control("detach " + tgt)
+        # a zombie: a child killed and not reaped
+        z = subprocess.Popen(["sleep", "1000"])
+        z.kill()
+        deadline = time.time() + 10
+        while proc_state(z.pid) != "Z" and time.time() < deadline:
+            time.sleep(0.02)
+        check(proc_state(z.pid) == "Z", "no zombie")
+        for label, tgt in (("zombie tid", "tid=%d" % z.pid),
+                           ("zombie pid", "pid=%d" % z.pid)):
+            if attempt(label, tgt) == 0:
+                control("detach " + tgt)
+        z.wait()
+        # a TID reused after exit: attach, let it exit, make the kernel
+        # hand the same number to a new process (ns_last_pid), see whether
+        # the module follows the new task (it must not), then attach again.
+        a = subprocess.Popen(["sleep", "1000"])
+        tid = a.pid
+        attempt("reuse: first task", "tid=%d" % tid)
+        a.kill()
+        a.wait()
+        time.sleep(0.3)
+        e_det = control("detach tid=%d" % tid)
+        extra.append("detach tid=%d after it exited: %s" % (tid,
+                                                            ename(e_det)))
+        b = None
+        for _ in range(20):
+            with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+                f.write(str(tid - 1))
+            b = subprocess.Popen(["sleep", "1000"])
+            if b.pid == tid:
+                break
+            b.kill()
+            b.wait()
+            b = None
+        check(b is not None, "could not reuse tid %d" % tid)
+        reuse_t = time.monotonic_ns()
+        time.sleep(0.4)
+        attempt("reuse: new task, same tid", "tid=%d" % tid)
+        # and the race: attach, exit and reuse within one interval
+        b.kill()
+        b.wait()
+        c2 = subprocess.Popen(["sleep", "1000"])
+        tid2 = c2.pid
+        check(control("interval 2s") == 0, "interval")
+        e1 = control("attach tid=%d events=task-clock" % tid2)
+        c2.kill()
+        c2.wait()
+        with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+            f.write(str(tid2 - 1))
+        d = subprocess.Popen(["sleep", "1000"])
+        e2 = control("attach tid=%d events=task-clock" % d.pid)
+        extra.append("attach tid=%d, it exits, tid reused by a new process "
+                     "(%s) before the next tick (interval 2s): re-attach "
+                     "gives %s" % (tid2, "same tid" if d.pid == tid2 else
+                                   "got %d" % d.pid, ename(e2)))
+        check(e1 == 0, "attach for the race: %s" % ename(e1))
+        check(control("interval 20ms") == 0, "interval")
+        time.sleep(0.5)
+        d.kill()
+        d.wait()
+        time.sleep(0.3)
+        check(control("stop") == 0, "stop")
+        rc = cat.wait(timeout=60)
+    finally:
+        if cat.proc.poll() is None:
+            cat.proc.kill()
+    unload()
+    rows = cat.rows()
+    events = cat.events()
+    log("  attach outcomes (label, target, errno, status):")
+    for label, tgt, e, le in out:
+        t = int(tgt.split("=")[1])
+        n = sum(1 for r in rows if r["tid"] == t or
+                (tgt.startswith("pid") and r["pid"] == t))
+        evs = sorted({x["event"] for x in events if x.get("tid") == t})
+        log("    %-26s %-10s %-7s rows %-4d events %s %s" %
+            (label, tgt, ename(e), n, evs, le))
+    followed = [r for r in rows if r["tid"] == tid and
+                reuse_t <= r["t_mono_ns"] < marks["reuse: new task, same "
+                                                  "tid"][0]]
+    for x in extra:
+        log("    " + x)
+    log("    rows for tid %d between its reuse and the new attach: %d "
+        "(the module must not follow a new task)" % (tid, len(followed)))
+    check(rc == 0, "reader exit %d: %s" % (rc, cat.stderr))
+    for label, tgt, e, le in out:
+        check(e in DOCUMENTED, "%s: undocumented errno %s" % (label, e))
+    check(not followed, "module sampled the new task with a reused tid")
+    check(marks["reuse: new task, same tid"][1] == 0,
+          "cannot attach to a reused tid")
+
+
+# -------------------------------------------------------------- main ---
+
+def meminfo():
+    sh("sync; echo 3 > /proc/sys/vm/drop_caches", check_rc=False)
+    out = {}
+    with open("/proc/meminfo") as f:
+        for ln in f:
+            k, v = ln.split(":")
+            out[k] = int(v.split()[0])
+    return out
+
+
+def dmesg_lines():
+    return sh("dmesg").stdout.splitlines()
+
+
+def main(argv):
+    long_run = "--long" in argv
+    only = None
+    if "--only" in argv:
+        only = argv[argv.index("--only") + 1].split(",")
+    if "--perms" in argv:
+        only = ["perms", "outcomes"]
+    n_cycles, n_rmmod, n_writes = ((1000, 25, 100000) if long_run else
+                                   (200, 5, 20000))
+    phases = [
+        ("churn", lambda: phase_churn(n_cycles)),
+        ("rmmod", lambda: phase_rmmod(n_rmmod)),
+        ("overflow", phase_overflow),
+        ("qemu", phase_qemu),
+        ("fuzz", lambda: phase_fuzz(n_writes)),
+        ("perms", phase_perms),
+        ("outcomes", phase_outcomes),
+    ]
+    unload()
+    mark = len(dmesg_lines())
+    mem0 = meminfo()
+    kmemleak = os.path.exists("/sys/kernel/debug/kmemleak")
+    if kmemleak:  # forget what boot left behind
+        with open("/sys/kernel/debug/kmemleak", "w") as f:
+            f.write("clear")
+    passed = failed = 0
+    t_all = time.time()
+    for name, fn in phases:
+        if only and name not in only:
+            continue
+        t0 = time.time()
+        log("== %s" % name)
+        try:
+            fn()
+            passed += 1
+            log("ok - %s (%.1fs)" % (name, time.time() - t0))
+        except Exception as e:
+            failed += 1
+            log("not ok - %s (%.1fs): %s" % (name, time.time() - t0, e))
+            if not isinstance(e, TestFailure):
+                traceback.print_exc()
+            if module_loaded():
+                try:
+                    log(read_file("status"))
+                except OSError:
+                    pass
+                try:
+                    control("stop")
+                    unload()
+                except Exception as e2:
+                    log("  cleanup: %s" % e2)
+    # After everything: clean log, no leak, no module, slab back.
+    try:
+        unload()
+        lines = dmesg_lines()[mark:]
+        bad = [i for i, ln in enumerate(lines) if any(b in ln for b in BAD)]
+        if bad:
+            i = bad[0]
+            raise TestFailure("kernel log:\n" + "\n".join(
+                lines[max(0, i - 5):i + 60]))
+        passed += 1
+        log("ok - kernel log clean (%d new lines)" % len(lines))
+    except Exception as e:
+        failed += 1
+        log("not ok - %s" % e)
+    try:
+        if kmemleak:
+            with open("/sys/kernel/debug/kmemleak", "w") as f:
+                f.write("scan")
+            time.sleep(6)
+            with open("/sys/kernel/debug/kmemleak", "w") as f:
+                f.write("scan")
+            with open("/sys/kernel/debug/kmemleak") as f:
+                rep = f.read()
+            check(not rep.strip(), "kmemleak:\n" + rep[:6000])
+        lsmod = sh("lsmod", check_rc=False).stdout
+        check(not any(ln.split()[0] == "vcpuperf" for ln in
+                      lsmod.splitlines()[1:] if ln.split()),
+              "vcpuperf still in lsmod")
+        mem1 = meminfo()
+        ds = mem1["Slab"] - mem0["Slab"]
+        dsu = mem1["SUnreclaim"] - mem0["SUnreclaim"]
+        da = mem1["MemAvailable"] - mem0["MemAvailable"]
+        log("  memory after final rmmod: Slab %+d KiB, SUnreclaim %+d KiB, "
+            "MemAvailable %+d KiB" % (ds, dsu, da))
+        # KASAN's quarantine keeps freed objects in slab pages for a while.
+        check(dsu < 32768, "unreclaimable slab grew by %d KiB" % dsu)
+        passed += 1
+        log("ok - no leak (kmemleak %s, module unloaded, slab back)" %
+            ("clean" if kmemleak else "absent"))
+    except Exception as e:
+        failed += 1
+        log("not ok - %s" % e)
+    log("cycles done %d, rmmod/insmod %d, control writes %d, drops provoked "
+        "%d vs reported %d, %.0fs" %
+        (STATS.get("cycles", 0), STATS.get("rmmod", 0), STATS.get("writes", 0),
+         STATS.get("drops_provoked", 0), STATS.get("drops_reported", 0),
+         time.time() - t_all))
+    log("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
