@@ -21,15 +21,7 @@ kbuild=${bzimage%/arch/x86/boot/bzImage}
 # Build in a mirror of the sources, so no object mixes with the ones built
 # against the Debian kernel in the source tree.
 stage=$top/out/debug-kmod
-mkdir -p "$stage"
-ln -sfn "$top/Kbuild" "$stage/Kbuild"
-for d in include/uapi lib module; do
-	mkdir -p "$stage/$d"
-	find "$stage/$d" -maxdepth 1 -type l -delete
-	for f in "$top/$d"/*.c "$top/$d"/*.h; do
-		[ -e "$f" ] && ln -sfn "$f" "$stage/$d/"
-	done
-done
+"$top/scripts/stage-kmod.sh" "$stage"
 make -C "$kbuild" M="$stage" W=1 modules
 
 rm -rf "$out"

@@ -70,18 +70,9 @@ if [ -n "$list" ]; then
 	exit 0
 fi
 
-# Mirror the module sources into $1 (symlinks), like debug-integration.sh.
+# Mirror the module sources into $1 (symlinks).
 stage_sources() {
-	local stage=$1 d f
-	mkdir -p "$stage"
-	ln -sfn "$top/Kbuild" "$stage/Kbuild"
-	for d in include/uapi lib module; do
-		mkdir -p "$stage/$d"
-		find "$stage/$d" -maxdepth 1 -type l -delete
-		for f in "$top/$d"/*.c "$top/$d"/*.h; do
-			[ -e "$f" ] && ln -sfn "$f" "$stage/$d/"
-		done
-	done
+	"$top/scripts/stage-kmod.sh" "$1"
 }
 
 mkdir -p "$out"

@@ -37,15 +37,7 @@ if [ "$kernel" = debug ]; then
 	# Same mirror as scripts/debug-integration.sh: no object mixes with
 	# the ones built against the Debian kernel in the source tree.
 	stage=$top/out/debug-kmod
-	mkdir -p "$stage"
-	ln -sfn "$top/Kbuild" "$stage/Kbuild"
-	for d in include/uapi lib module; do
-		mkdir -p "$stage/$d"
-		find "$stage/$d" -maxdepth 1 -type l -delete
-		for f in "$top/$d"/*.c "$top/$d"/*.h; do
-			[ -e "$f" ] && ln -sfn "$f" "$stage/$d/"
-		done
-	done
+	"$top/scripts/stage-kmod.sh" "$stage"
 	make -C "$kbuild" M="$stage" modules >"$out.build.log" 2>&1 ||
 		{ cat "$out.build.log"; exit 1; }
 	export VP_MODULE=$stage/vcpuperf.ko VP_KMEMLEAK=1
