@@ -36,7 +36,7 @@ static void vp_reject(struct vp_state *vp, int ret, const char *why)
  */
 int vp_control_apply(struct vp_state *vp, const char *buf, size_t len)
 {
-	char err[VP_ERRMSG_LEN] = "";
+	char err[VP_ERR_LEN] = "";
 	struct vp_cmd *cmd;
 	int ret;
 

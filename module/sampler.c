@@ -126,7 +126,6 @@ bool vp_sample_account(struct vp_state *vp, struct vp_target *t,
 			continue;
 		vp_count_delta(&c->last, &s->counts[i], &d);
 		c->last = s->counts[i];
-		c->exited = exited & BIT(i);
 		ran |= d.enabled != 0;
 		counted |= d.running != 0;
 		if (d.running && d.running < d.enabled) {
@@ -151,7 +150,6 @@ bool vp_sample_account(struct vp_state *vp, struct vp_target *t,
 	s->flags = flags;
 	s->interval_ns = vp->interval_ns;
 	s->read_window_ns = window_ns;
-	t->last_ns = s->rec.t_mono_ns;
 	vp_rec_emit(vp, s, false);
 
 	t->intervals_seen++;
@@ -194,11 +192,10 @@ bool vp_sample_target(struct vp_state *vp, struct vp_target *t, u32 flags)
 	u64 t0, t1;
 
 	lockdep_assert_held(&vp->lock);
+	/* vp_rec_begin() stamps the record: that is the first read's time. */
 	s = vp_rec_begin(vp, VCPUPERF_REC_SAMPLE,
 			 struct_size(s, counts, t->nr_events), t->tid);
-	t0 = ktime_get_ns();
-	s->rec.t_mono_ns = t0;
-	s->rec.t_wall_ns = ktime_get_real_ns();
+	t0 = s->rec.t_mono_ns;
 	for (i = 0; i < t->nr_events; i++) {
 		struct vp_counter *c = &t->counters[i];
 		struct vcpuperf_count *v = &s->counts[i];

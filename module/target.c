@@ -208,15 +208,16 @@ static int vp_collect(struct vp_state *vp, struct task_struct *leader,
 	for_each_thread(leader, t) {
 		if (t->flags & PF_EXITING)
 			continue;
-		if (!vp_wanted(kind, t))
-			continue;
+		/* Sampled threads first: this runs on every sampling pass. */
 		if (xa_load(&vp->by_tid, task_pid_nr(t))) {
-			if (strict) {
+			if (strict && vp_wanted(kind, t)) {
 				ret = -EEXIST;
 				break;
 			}
 			continue;
 		}
+		if (!vp_wanted(kind, t))
+			continue;
 		if (n == max) {
 			if (strict)
 				ret = -ENOSPC;

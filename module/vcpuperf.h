@@ -23,8 +23,6 @@
 #include "../lib/vcpuperf_lib.h"
 #include "compat.h"
 
-#define VP_ERRMSG_LEN	VP_ERR_LEN
-
 /**
  * struct vp_ring - bounded byte FIFO of whole records
  * @lock:	protects every field but @buf's contents being copied out
@@ -83,13 +81,11 @@ u64 vp_ring_drops(struct vp_ring *ring);
  * @event:	the kernel counter, NULL when it could not be created
  * @error:	positive errno of the failed creation, 0 otherwise
  * @last:	cumulative values at the previous read
- * @exited:	the counter saw its thread exit
  */
 struct vp_counter {
 	struct perf_event *event;
 	int error;
 	struct vcpuperf_count last;
-	bool exited;
 };
 
 /**
@@ -125,7 +121,6 @@ struct vp_group {
  * @nr_events:	events in @events and @counters
  * @events:	configured events
  * @counters:	one per event
- * @last_ns:	CLOCK_MONOTONIC of the previous sample, 0 before the first
  * @intervals_seen: samples taken
  * @intervals_ran: samples in which the thread ran
  * @intervals_with_values: samples in which a counter counted
@@ -146,7 +141,6 @@ struct vp_target {
 	u32 nr_events;
 	struct vcpuperf_event_desc events[VCPUPERF_MAX_EVENTS];
 	struct vp_counter counters[VCPUPERF_MAX_EVENTS];
-	u64 last_ns;
 	u64 intervals_seen;
 	u64 intervals_ran;
 	u64 intervals_with_values;
@@ -216,7 +210,7 @@ struct vp_state {
 	bool unloading;
 	atomic_t reader_open;
 	wait_queue_head_t reader_wait;
-	char last_error[VP_ERRMSG_LEN];
+	char last_error[VP_ERR_LEN];
 	int last_errno;
 	void *scratch;
 	struct dentry *dir;
