@@ -78,7 +78,7 @@ static struct vp_target *vp_target_new(struct vp_state *vp,
 	t->gtid = task_pid_nr(task);
 	t->tid = task_pid_nr_ns(task, ns);
 	t->id.pid = task_tgid_nr_ns(task, ns);
-	__get_task_comm(comm, sizeof(comm), task);
+	get_task_comm(comm, task);
 	strscpy(t->comm, comm, sizeof(t->comm));
 	t->id.vcpu = vp_parse_vcpu(comm);
 	if (t->id.vcpu < 0)
@@ -186,7 +186,7 @@ static bool vp_wanted(enum vcpuperf_target_kind kind, struct task_struct *t)
 
 	if (kind != VCPUPERF_TARGET_QEMU)
 		return true;
-	__get_task_comm(comm, sizeof(comm), t);
+	get_task_comm(comm, t);
 	return vp_parse_vcpu(comm) >= 0;
 }
 
