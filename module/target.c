@@ -163,6 +163,40 @@ static void vp_group_end(struct vp_state *vp, struct vp_group *g, u32 reason)
 	vp_group_free(vp, g);
 }
 
+/*
+ * End the targets whose thread has exited but that the sampler has not
+ * reached yet, with the records the sampler would queue (final sample,
+ * task_exited, finished, detached: exited).  Done before a command looks
+ * threads up, so that a thread id reused after an exit names the new
+ * thread and never the old target.
+ */
+static void vp_end_exited(struct vp_state *vp)
+{
+	struct vp_target *t, *tmp;
+
+	list_for_each_entry_safe(t, tmp, &vp->targets, node)
+		if (READ_ONCE(t->task->exit_state) &&
+		    vp_sample_target(vp, t, 0))
+			vp_target_end(vp, t, VCPUPERF_DETACH_EXITED);
+}
+
+/* Does the process of @leader have a thread that is not exiting? */
+static bool vp_has_live_thread(struct task_struct *leader)
+{
+	struct task_struct *t;
+	bool live = false;
+
+	rcu_read_lock();
+	for_each_thread(leader, t) {
+		if (!(t->flags & PF_EXITING)) {
+			live = true;
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return live;
+}
+
 /**
  * vp_detach_all() - end every thread and process being sampled
  * @vp:		module state, lock held
@@ -301,10 +335,16 @@ static int vp_attach_tids(struct vp_state *vp, struct vp_cmd *cmd,
 		pid = find_get_pid(cmd->ids[i]);
 		task = get_pid_task(pid, PIDTYPE_PID);
 		put_pid(pid);
-		if (!task || (task->flags & PF_EXITING)) {
-			if (task)
-				put_task_struct(task);
+		if (!task) {
 			snprintf(err, errlen, "no thread %u", cmd->ids[i]);
+			ret = -ESRCH;
+			goto err_put;
+		}
+		if (task->flags & PF_EXITING) {
+			put_task_struct(task);
+			snprintf(err, errlen,
+				 "thread %u has exited (a zombie or exiting)",
+				 cmd->ids[i]);
 			ret = -ESRCH;
 			goto err_put;
 		}
@@ -376,6 +416,13 @@ static int vp_attach_process(struct vp_state *vp, struct vp_cmd *cmd,
 			 vp->nr_targets, VCPUPERF_MAX_TARGETS);
 		goto err_tasks;
 	}
+	if (!n && !vp_has_live_thread(task)) {
+		snprintf(err, errlen,
+			 "process %u has exited (a zombie or exiting)",
+			 cmd->ids[0]);
+		ret = -ESRCH;
+		goto err_tasks;
+	}
 	if (!n && cmd->kind == VCPUPERF_TARGET_QEMU) {
 		snprintf(err, errlen,
 			 "process %u has no 'CPU <n>/KVM' or 'CPU <n>/TCG' thread (start QEMU with -name NAME,debug-threads=on)",
@@ -417,9 +464,15 @@ err_task:
  * @errlen:	size of @err
  *
  * Every check (events, threads, limits) is done before anything changes,
- * so a rejected command leaves the collection as it was.  Counters that
- * cannot be created do not fail the command: each is reported by an
- * unavailable record.
+ * so a rejected command leaves the collection as it was (only targets
+ * whose thread has already exited are ended first, as the next sampling
+ * pass would).  Counters that cannot be created do not fail the command:
+ * each is reported by an unavailable record.
+ *
+ * Ids are resolved in the PID namespace of the writer, and the records
+ * of the targets carry them as that namespace numbers them.  A thread
+ * that has exited (a zombie included) is -ESRCH, as is a process with no
+ * thread left that has not exited.
  *
  * Return: 0 or a negative errno as documented in the uapi header.
  */
@@ -433,6 +486,7 @@ int vp_attach(struct vp_state *vp, struct vp_cmd *cmd, char *err,
 	ret = vp_resolve_events(cmd->events, cmd->nr_events, err, errlen);
 	if (ret)
 		return ret;
+	vp_end_exited(vp);
 	if (cmd->kind == VCPUPERF_TARGET_TID)
 		return vp_attach_tids(vp, cmd, ns, err, errlen);
 	return vp_attach_process(vp, cmd, ns, err, errlen);
@@ -459,6 +513,7 @@ int vp_detach(struct vp_state *vp, const struct vp_cmd *cmd, char *err,
 	int ret = 0;
 
 	lockdep_assert_held(&vp->lock);
+	vp_end_exited(vp);
 	if (cmd->kind != VCPUPERF_TARGET_TID) {
 		pid = find_get_pid(cmd->ids[0]);
 		task = get_pid_task(pid, PIDTYPE_TGID);

@@ -592,6 +592,12 @@ def tracepoint_events():
     check("attach" not in read_file("control"), "something attached")
 
 
+# Permissions and special targets (kernel threads, PID 1, other PID
+# namespaces, zombies, reused tids): tests/integration/perms.py.
+import perms  # noqa: E402
+TESTS.extend(perms.TESTS)
+
+
 def main(argv):
     names = set(argv[1:])
     todo = [t for t in TESTS if not names or t.__name__ in names]
