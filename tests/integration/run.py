@@ -583,7 +583,9 @@ def tracepoint_events():
     rows = c.rows()
     tp = sum(r["sched_sched_switch"] for r in rows)
     cs = sum(r["context_switches"] for r in rows)
-    check(cs >= 300 and within(tp, cs, 0.02, 3), "tracepoint %d vs cs %d" %
+    # 300 sleeps switch out about 300 times: a sleep whose timer has
+    # already fired by the time the thread would block does not switch.
+    check(cs >= 285 and within(tp, cs, 0.02, 3), "tracepoint %d vs cs %d" %
           (tp, cs))
     p = sh("%s --pid 1 --events nosuch:tracepoint --duration 1s" % CAT,
            check_rc=False)
