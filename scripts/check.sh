@@ -32,6 +32,9 @@ scripts/checkpatch.sh || fail=1
 step "host tests: vcpuperf-cat decoder"
 python3 tests/tool/test_decode.py 2>&1 | tee "$OUT/tool.log" || fail=1
 
+step "host tests: man pages against --help, the uapi header, lib/ and the module parameters"
+python3 tests/tool/test_man.py 2>&1 | tee "$OUT/man.log" || fail=1
+
 step "matrix: W=1 build on every installed kernel, integration tests on 6.12"
 scripts/matrix.sh --quick --out "$OUT/matrix" || fail=1
 
@@ -65,7 +68,7 @@ scripts/debug-integration.sh --out "$OUT/debug-vm" || fail=1
 # One closing line for the whole run, summed over the suites.
 passed=0
 failed=0
-for log in "$OUT/tool.log" "$OUT/vm/console.log" "$OUT/kunit.log" \
+for log in "$OUT/tool.log" "$OUT/man.log" "$OUT/vm/console.log" "$OUT/kunit.log" \
 	"$OUT/debug-vm/console.log" "$OUT/matrix/result.log"; do
 	line=$(grep -aE '^[0-9]+ passed, [0-9]+ failed' "$log" 2>/dev/null | tail -n1)
 	if [ -z "$line" ]; then
