@@ -105,16 +105,21 @@ rows=$out/rows.jsonl
 	--duration 3s -o "$rows" 2>"$out/cat.err"
 rc=$?
 kill -KILL "$spin" 2>/dev/null
+wait "$spin" 2>/dev/null
 check "vcpuperf-cat --pid exit $rc" test "$rc" -eq 0
 check "rows at the modprobe.d interval with task_clock > 0" \
 	jq_py "$rows" "len(r) >= 2 and all(abs(x['interval_s'] - $ivl / 1000) < 1e-9 for x in r) and any(x['task_clock'] for x in r)"
 
 # --- man pages --------------------------------------------------------------
 if command -v man >/dev/null; then
+	# (Debian's /usr/local/man is a symlink to share/man)
 	p1=$(man -w vcpuperf-cat 2>/dev/null || true)
 	p4=$(man -w 4 vcpuperf 2>/dev/null || true)
-	check "man -w vcpuperf-cat: $p1" test "$p1" = /usr/local/share/man/man1/vcpuperf-cat.1
-	check "man -w 4 vcpuperf: $p4" test "$p4" = /usr/local/share/man/man4/vcpuperf.4
+	check "man -w vcpuperf-cat: $p1" \
+		test "$(readlink -f "$p1")" = /usr/local/share/man/man1/vcpuperf-cat.1
+	check "man -w 4 vcpuperf: $p4" \
+		test "$(readlink -f "$p4")" = /usr/local/share/man/man4/vcpuperf.4
+	check "man renders vcpuperf(4)" eval '[[ "$(MANWIDTH=80 man 4 vcpuperf 2>&1)" == *"CHARACTER DEVICE"* ]]'
 else
 	echo "skip: man-db not installed"
 fi
