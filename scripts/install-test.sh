@@ -104,6 +104,20 @@ cleanup() {
 	fi
 	rm -f "$MODCONF"
 	rm -rf "$tmp"
+	# Whatever a broken uninstall left: the installed files, and the
+	# directories that did not exist before (deepest first).
+	for f in $FILES; do rm -rf "$f"; done
+	for k in "${kvers[@]}"; do
+		if compgen -G "/lib/modules/$k/extra/vcpuperf.ko*" >/dev/null; then
+			rm -f "/lib/modules/$k/extra/vcpuperf.ko"*
+			depmod -a "$k" || true
+		fi
+	done
+	for d in "$PREFIX/share/man/man1" "$PREFIX/share/man/man4" \
+		"$PREFIX/lib/systemd/system" "$PREFIX/lib/systemd" \
+		$(printf '/lib/modules/%s/extra\n' "${kvers[@]}"); do
+		case "$before" in *"$d d "*) ;; *) rmdir "$d" 2>/dev/null || true ;; esac
+	done
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
