@@ -20,7 +20,8 @@
 # for vCPUs 0 and 1, ends the episode when QEMU is killed (emulating
 # Restart=, it is run again for the next QEMU: a second file), and on
 # SIGTERM stops and drains (the file ends with perf_finished) without
-# touching QEMU; rmmod.  Ends with "N passed, M failed"; exit 1 if any
+# touching QEMU; with no settings it finds libvirt's pidfile
+# (/run/libvirt/qemu/NAME.pid); rmmod.  Ends with "N passed, M failed"; exit 1 if any
 # failed.
 set -uo pipefail
 
@@ -197,6 +198,30 @@ check "SIGTERM: helper exits 0 ($hrc)" test "$hrc" = 0
 check "SIGTERM: QEMU left running" kill -0 "$qpid"
 check "SIGTERM: episode 2 drained (final rows, perf_finished per vCPU and session, detached: stop)" \
 	jq_py "$ep2" "L[-1].get('event') == 'perf_finished' and L[-1].get('scope') == 'session' and sorted(x['vcpu'] for x in e if x['event'] == 'perf_finished' and x.get('scope') == 'thread') == [0, 1] and [x['reason'] for x in e if x['event'] == 'perf_detached'] == ['stop', 'stop']"
+kill -KILL "$qpid" 2>/dev/null
+wait "$qpid" 2>/dev/null
+
+# libvirt's default: no settings file, the pidfile /run/libvirt/qemu/NAME.pid
+mkdir -p /run/libvirt/qemu "$conf/empty"
+VCPUPERF_CONF_DIR=$conf/empty VCPUPERF_OUTDIR=$eps/lv VCPUPERF_ARGS="--events task-clock" \
+	"$helper" vm2 2>>"$out/helper3.log" &
+hpid=$!
+pids+=("$hpid")
+qemu-system-x86_64 -name vm2,debug-threads=on -pidfile /run/libvirt/qemu/vm2.pid \
+	-display none -nodefaults -no-user-config -accel tcg -smp 2 -m 64 -S \
+	</dev/null >/dev/null 2>&1 &
+qpid=$!
+pids+=("$qpid")
+lv_rows() {
+	local f
+	f=$(find "$eps/lv" -name 'vm2-*.jsonl' 2>/dev/null | head -n1)
+	[ -n "$f" ] && jq_py "$f" "{0, 1} <= {x['vcpu'] for x in r}" >/dev/null
+}
+check "libvirt pidfile /run/libvirt/qemu/vm2.pid found by default: rows for vCPUs 0 and 1" \
+	wait_for 120 lv_rows
+kill -TERM "$hpid"
+helper_exits 60
+check "libvirt episode: helper exits 0 on SIGTERM ($hrc)" test "$hrc" = 0
 kill -KILL "$qpid" 2>/dev/null
 wait "$qpid" 2>/dev/null
 sed 's/^/  helper: /' "$out"/helper*.log

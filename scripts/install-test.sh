@@ -91,6 +91,10 @@ snapshot() {
 		done
 	} 2>/dev/null | sort
 }
+# One at a time, and not while scripts/dkms-test.sh changes the same
+# module trees (it takes the same lock: flock on /lib/modules, no lock file).
+exec 9</lib/modules
+flock -w 1800 9 || { echo "install-test: another install-test or dkms-test holds the lock on /lib/modules" >&2; exit 2; }
 before=$(snapshot)
 
 tmp=$(mktemp -d /tmp/vcpuperf-install-test.XXXXXX)
