@@ -105,6 +105,8 @@ install: install-module install-files
 
 install-module:
 	@test -d "$(KDIR)" || { echo "no kernel build tree at KDIR=$(KDIR): install linux-headers-$(KVER)"; exit 1; }
+	@r=$$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$$/\1/p' $(KDIR)/include/generated/utsrelease.h 2>/dev/null); \
+	test "$$r" = "$(KVER)" || { echo "KDIR=$(KDIR) is kernel '$$r', not KVER=$(KVER): give KVER=$$r"; exit 1; }
 	scripts/stage-kmod.sh $(MODBUILD)
 	$(MAKE) -C $(KDIR) M=$(MODBUILD) modules
 	$(MAKE) -C $(KDIR) M=$(MODBUILD) INSTALL_MOD_DIR=$(INSTALL_MOD_DIR) \
