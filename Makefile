@@ -4,6 +4,9 @@
 #   make            build the module (against KDIR) and vcpuperf-cat
 #   make demo       set up, build, boot a VM, attach to a workload, print JSONL
 #   make check      set up, build and run every test
+#   make install    install the module (for KVER), vcpuperf-cat, the man
+#                   pages, the modprobe.d example and the systemd unit
+#   make uninstall  remove what make install added
 #
 # KDIR defaults to the running kernel's build tree; on a machine without a
 # module-capable running kernel (CI, this project's build hosts) it falls
@@ -28,7 +31,8 @@ KDIR ?= /lib/modules/$(KVER)/build
 
 export KVER KDIR
 
-.PHONY: print-kver all module tool setup check demo clean fuzz kunit bench bench-smoke matrix dkms-test
+.PHONY: print-kver all module tool setup check demo clean fuzz kunit bench bench-smoke matrix dkms-test \
+	install install-module install-files uninstall uninstall-module uninstall-files install-test
 
 all: module tool
 
@@ -69,6 +73,90 @@ bench-smoke: setup
 FUZZ_SECONDS ?= 60
 fuzz: setup
 	scripts/fuzz.sh $(FUZZ_SECONDS)
+
+install-test: setup
+	scripts/install-test.sh
+
+# ---------------------------------------------------------------- install ---
+# make install [KVER=VER | KDIR=DIR] [PREFIX=/usr/local] [DESTDIR=]
+#
+# The module is built for KVER in out/install/KVER (a symlink mirror of the
+# sources, so builds for different kernels never mix with each other or
+# with the tree's own build), installed by the kernel's modules_install to
+# /lib/modules/KVER/$(INSTALL_MOD_DIR) (compressed and signed if that
+# kernel's config says so and its key is there), then depmod -a KVER.
+# Run it once per kernel.  `make uninstall KVER=VER` removes that kernel's
+# module and every other file install added, and the directories install
+# created (listed in $(HELPERDIR)/installed-dirs) once they are empty, and
+# /lib/modules/KVER/$(INSTALL_MOD_DIR) if empty.  With DESTDIR set, depmod
+# and systemctl are not run.
+PREFIX ?= /usr/local
+SYSCONFDIR ?= /etc
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+HELPERDIR ?= $(PREFIX)/lib/vcpuperf
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+INSTALL_MOD_DIR ?= extra
+MODBUILD ?= $(CURDIR)/out/install/$(KVER)
+MODDEST := $(DESTDIR)/lib/modules/$(KVER)/$(INSTALL_MOD_DIR)
+INSTALL ?= install
+
+install: install-module install-files
+
+install-module:
+	@test -d "$(KDIR)" || { echo "no kernel build tree at KDIR=$(KDIR): install linux-headers-$(KVER)"; exit 1; }
+	@r=$$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$$/\1/p' $(KDIR)/include/generated/utsrelease.h 2>/dev/null); \
+	test "$$r" = "$(KVER)" || { echo "KDIR=$(KDIR) is kernel '$$r', not KVER=$(KVER): give KVER=$$r"; exit 1; }
+	scripts/stage-kmod.sh $(MODBUILD)
+	$(MAKE) -C $(KDIR) M=$(MODBUILD) modules
+	$(MAKE) -C $(KDIR) M=$(MODBUILD) INSTALL_MOD_DIR=$(INSTALL_MOD_DIR) \
+		$(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR)) modules_install
+	@ls $(MODDEST)/vcpuperf.ko* >/dev/null
+	$(if $(DESTDIR),,depmod -a $(KVER))
+
+FILE_DIRS := $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man4 \
+	$(DESTDIR)$(HELPERDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/modprobe.d
+# directories install-files created (so that uninstall removes those only)
+DIRLIST := $(DESTDIR)$(HELPERDIR)/installed-dirs
+
+install-files: tool
+	@set -e; new=""; for d in $(FILE_DIRS); do \
+		while [ ! -d "$$d" ]; do new="$$d $$new"; d=$$(dirname "$$d"); done; \
+	done; \
+	$(INSTALL) -d $(FILE_DIRS); \
+	for d in $$new; do echo "$$d"; done >>$(DIRLIST)
+	$(INSTALL) -m 0755 tools/vcpuperf-cat $(DESTDIR)$(BINDIR)/vcpuperf-cat
+	$(INSTALL) -m 0644 man/vcpuperf-cat.1 $(DESTDIR)$(MANDIR)/man1/vcpuperf-cat.1
+	$(INSTALL) -m 0644 man/vcpuperf.4 $(DESTDIR)$(MANDIR)/man4/vcpuperf.4
+	$(INSTALL) -m 0644 contrib/modprobe.d/vcpuperf.conf.example \
+		$(DESTDIR)$(SYSCONFDIR)/modprobe.d/vcpuperf.conf.example
+	sed 's|/usr/local/bin/vcpuperf-cat|$(BINDIR)/vcpuperf-cat|g' contrib/vcpuperf-record \
+		>$(DESTDIR)$(HELPERDIR)/vcpuperf-record
+	chmod 0755 $(DESTDIR)$(HELPERDIR)/vcpuperf-record
+	sed 's|/usr/local/lib/vcpuperf/|$(HELPERDIR)/|g' contrib/systemd/vcpuperf@.service \
+		>$(DESTDIR)$(UNITDIR)/vcpuperf@.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/vcpuperf@.service
+	$(if $(DESTDIR),,-test ! -d /run/systemd/system || systemctl daemon-reload)
+
+uninstall: uninstall-module uninstall-files
+
+uninstall-module:
+	rm -f $(MODDEST)/vcpuperf.ko $(MODDEST)/vcpuperf.ko.xz \
+		$(MODDEST)/vcpuperf.ko.gz $(MODDEST)/vcpuperf.ko.zst
+	rmdir $(MODDEST) 2>/dev/null || true
+	$(if $(DESTDIR),,test ! -d /lib/modules/$(KVER)/kernel || depmod -a $(KVER))
+
+uninstall-files:
+	@set -e; dirs=$$(cat $(DIRLIST) 2>/dev/null || true); set -x; \
+	rm -f $(DESTDIR)$(BINDIR)/vcpuperf-cat \
+		$(DESTDIR)$(MANDIR)/man1/vcpuperf-cat.1 $(DESTDIR)$(MANDIR)/man4/vcpuperf.4 \
+		$(DESTDIR)$(SYSCONFDIR)/modprobe.d/vcpuperf.conf.example \
+		$(DESTDIR)$(HELPERDIR)/vcpuperf-record $(DESTDIR)$(UNITDIR)/vcpuperf@.service \
+		$(DIRLIST); \
+	for d in $$(printf '%s\n' $(DESTDIR)$(HELPERDIR) $$dirs | sort -ru); do \
+		rmdir "$$d" 2>/dev/null || true; \
+	done
+	$(if $(DESTDIR),,-test ! -d /run/systemd/system || systemctl daemon-reload)
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean

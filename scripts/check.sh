@@ -32,11 +32,17 @@ scripts/checkpatch.sh || fail=1
 step "host tests: vcpuperf-cat decoder"
 python3 tests/tool/test_decode.py 2>&1 | tee "$OUT/tool.log" || fail=1
 
+step "host tests: man pages against --help, the uapi header, lib/ and the module parameters"
+python3 tests/tool/test_man.py 2>&1 | tee "$OUT/man.log" || fail=1
+
 step "matrix: W=1 build on every installed kernel, integration tests on 6.12"
 scripts/matrix.sh --quick --out "$OUT/matrix" || fail=1
 
 step "DKMS: add/build/install/vermagic/remove on every matrix kernel"
 scripts/dkms-test.sh --out "$OUT/dkms" || fail=1
+
+step "install: make install/uninstall on every matrix kernel, checked in the VM booted on each"
+scripts/install-test.sh --out "$OUT/install" || fail=1
 
 step "fuzz: libFuzzer (ASan+UBSan) on the parser, event names and decoder"
 scripts/fuzz.sh "${VP_FUZZ_SECONDS:-60}" 2>&1 | tee "$OUT/fuzz.log" || fail=1
@@ -65,8 +71,8 @@ scripts/debug-integration.sh --out "$OUT/debug-vm" || fail=1
 # One closing line for the whole run, summed over the suites.
 passed=0
 failed=0
-for log in "$OUT/tool.log" "$OUT/vm/console.log" "$OUT/kunit.log" \
-	"$OUT/debug-vm/console.log" "$OUT/matrix/result.log"; do
+for log in "$OUT/tool.log" "$OUT/man.log" "$OUT/vm/console.log" "$OUT/kunit.log" \
+	"$OUT/debug-vm/console.log" "$OUT/matrix/result.log" "$OUT/install/result.log"; do
 	line=$(grep -aE '^[0-9]+ passed, [0-9]+ failed' "$log" 2>/dev/null | tail -n1)
 	if [ -z "$line" ]; then
 		echo "no result line in $log"

@@ -61,6 +61,10 @@ export mok_signing_key=$tmp/mok.key mok_certificate=$tmp/mok.pub
 
 D=(dkms --sourcetree "$src" --dkmstree "$tree")
 
+# Not while scripts/install-test.sh changes the same module trees.
+exec 9</lib/modules
+flock -w 1800 9 || { echo "dkms-test: another install-test or dkms-test holds the lock on /lib/modules" >&2; exit 2; }
+
 # State of each kernel's module tree that the cycle may change.
 snapshot() {
 	local k=$1

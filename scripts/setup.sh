@@ -12,7 +12,7 @@ set -eu
 PKGS="build-essential make gcc bc flex bison libelf-dev libssl-dev
 linux-headers-amd64 linux-image-amd64 linux-perf
 qemu-system-x86 busybox-static cpio kmod xz-utils sparse python3 procps
-linux-source-6.1 util-linux clang-14 libclang-rt-14-dev dkms
+linux-source-6.1 util-linux clang-14 libclang-rt-14-dev dkms groff-base man-db
 debootstrap curl"
 
 BPO_SUITE=bookworm-backports
