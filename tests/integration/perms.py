@@ -660,7 +660,12 @@ def attach_reused_tid():
     print("  old thread: final page-faults %d, /proc minflt %d (%d pages "
           "touched)" % (final, m1 - m0, pages))
     check(m1 - m0 >= pages, "oracle saw %d faults" % (m1 - m0))
-    check(m1 - m0 <= final <= m1 - m0 + 50,
+    # The zombie's /proc figure is frozen somewhere in the exit path; the
+    # counter keeps counting what the exiting thread faults after that
+    # point (measured: 6.1 +0..+20, 6.12 -1, 7.2 +106 with 500 pages).
+    # What matters here is that the old count is the old thread's: at
+    # least the pages it touched and nowhere near the new thread's.
+    check(pages <= final and m1 - m0 - 5 <= final <= m1 - m0 + pages // 2,
           "old final page-faults %d vs /proc %d" % (final, m1 - m0))
     check(all("context_switches" not in r
               for r in rows_of(c, tid, "page_faults")),
