@@ -17,6 +17,7 @@ MODULE = os.environ.get("VP_MODULE", os.path.join(REPO, "vcpuperf.ko"))
 CAT = os.path.join(REPO, "tools", "vcpuperf-cat")
 WORKLOAD = os.path.join(REPO, "tests", "workload", "workload")
 DEBUGFS = "/sys/kernel/debug/vcpuperf"
+DEVICE = "/dev/vcpuperf"
 OUT = os.environ.get("VP_OUT", "/tmp/out")
 
 
@@ -63,6 +64,31 @@ def control(cmd):
         return e.errno
     finally:
         os.close(fd)
+
+
+def dev_control(cmd, fd=None):
+    """Write one command to /dev/vcpuperf (opened O_WRONLY unless fd is
+    given); return 0 or the errno of the failed write."""
+    own = fd is None
+    if own:
+        fd = os.open(DEVICE, os.O_WRONLY)
+    try:
+        os.write(fd, cmd.encode() if isinstance(cmd, str) else cmd)
+        return 0
+    except OSError as e:
+        return e.errno
+    finally:
+        if own:
+            os.close(fd)
+
+
+def open_errno(path, flags):
+    """0 if path opens with flags (closed again at once), else the errno."""
+    try:
+        os.close(os.open(path, flags))
+        return 0
+    except OSError as e:
+        return e.errno
 
 
 def read_file(name):

@@ -162,7 +162,7 @@ static struct vp_state *vpk_state_new(struct kunit *test, bool sampler)
 	INIT_LIST_HEAD(&vp->targets);
 	INIT_LIST_HEAD(&vp->groups);
 	xa_init(&vp->by_tid);
-	init_waitqueue_head(&vp->reader_wait);
+	init_waitqueue_head(&vp->files_wait);
 	vp->interval_ns = VCPUPERF_INTERVAL_DEFAULT_NS;
 	ctx->vp = vp;
 	vp->scratch = kmalloc(VP_MAX_REC_SIZE, GFP_KERNEL);
