@@ -242,3 +242,57 @@ def kmemleak_clean():
 
 def within(value, expect, rel, absolute=0):
     return abs(value - expect) <= max(rel * abs(expect), absolute)
+
+
+def run_checks(checks, log_clean=True):
+    """Run checks (functions, in order: later ones may rely on earlier
+    ones) printing 'ok - NAME' / 'not ok - NAME: why' and a closing
+    'N passed, N failed' line; with log_clean, a last check that the kernel
+    log has no problems since the start.  Returns the exit status."""
+    import traceback
+    mark = dmesg_mark()
+    passed = failed = 0
+    for fn in checks:
+        start = time.time()
+        try:
+            fn()
+            passed += 1
+            print("ok - %s (%.1fs)" % (fn.__name__, time.time() - start),
+                  flush=True)
+        except Exception as e:
+            failed += 1
+            print("not ok - %s: %s" % (fn.__name__, e), flush=True)
+            if not isinstance(e, TestFailure):
+                traceback.print_exc()
+    if log_clean:
+        try:
+            unload()
+            dmesg_clean_since(mark)
+            passed += 1
+            print("ok - kernel log clean", flush=True)
+        except Exception as e:
+            failed += 1
+            print("not ok - kernel log: %s" % e, flush=True)
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+def finit_module(path, params=""):
+    """Load a module with finit_module(2) (no insmod in between): 0 or the
+    errno."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    SYS_finit_module = 313      # x86_64
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        if libc.syscall(SYS_finit_module, fd, params.encode(), 0) == 0:
+            return 0
+        return ctypes.get_errno()
+    finally:
+        os.close(fd)
+
+
+def is_signed(path):
+    with open(path, "rb") as f:
+        f.seek(-28, os.SEEK_END)
+        return f.read() == b"~Module signature appended~\n"
