@@ -198,14 +198,7 @@ int vc_open_module(const char *dir, const char *device, bool control,
 	}
 	derr = errno;
 	vc_explain_debugfs(dir, path, err, !control);
-	/* A module that is not loaded was explained already. */
-	if (derr == ENOENT && access(VC_MODULE_DIR, F_OK))
-		return -1;
-	if (derr == ENOENT)
-		fprintf(stderr, VC_NAME ": %s: no such device: a vcpuperf "
-			"without it, or wrong --device\n", device);
-	else
-		vc_explain_open(device, derr, true);
+	vc_explain_open(device, derr, true);
 	return -1;
 }
 
