@@ -8,7 +8,12 @@
  * the module, so that rmmod can end a collection that has a reader (the
  * reader drains to end of file and closes).  Since the files then point
  * into module code that unload frees, unload waits here until every one
- * of them has been released.
+ * of them has been released.  What the VFS does after a release returns
+ * (a debugfs proxy or __fput() reading the file_operations' .owner) still
+ * runs after the count drops; unload then has the rest of module exit and
+ * an RCU grace period to go before the module's memory is freed, which
+ * makes that window theoretical, but unlike a pinned module it is not
+ * closed by construction.
  */
 #include <linux/atomic.h>
 #include <linux/capability.h>
