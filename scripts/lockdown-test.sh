@@ -29,13 +29,16 @@ result() {
 
 make -s tool
 make -s -C tests/workload
-if ! bzimage=$(scripts/signed-kmod.sh "$out/kmod"); then
+# The modules live in the source tree, which the guest sees (--out may not
+# be under it).
+kmod=$top/out/lockdown-kmod
+if ! bzimage=$(scripts/signed-kmod.sh "$kmod"); then
 	result "0 passed, 1 failed"
 	exit 1
 fi
 
 rc=0
-VP_MODULE=$out/kmod/vcpuperf.ko VP_MODULE_UNSIGNED=$out/kmod/vcpuperf-unsigned.ko \
+VP_MODULE=$kmod/vcpuperf.ko VP_MODULE_UNSIGNED=$kmod/vcpuperf-unsigned.ko \
 	scripts/vm-run.sh --kernel "$bzimage" --mem 2048 --timeout 900 \
 	--append lockdown=integrity --out "$out/vm" -- \
 	python3 tests/integration/lockdown.py || rc=$?

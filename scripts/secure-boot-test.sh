@@ -29,14 +29,17 @@ result() {
 
 make -s tool
 make -s -C tests/workload
-if ! bzimage=$(scripts/signed-kmod.sh "$out/kmod"); then
+# The modules live in the source tree, which the guest sees (--out may not
+# be under it).
+kmod=$top/out/secure-boot-kmod
+if ! bzimage=$(scripts/signed-kmod.sh "$kmod"); then
 	result "0 passed, 1 failed"
 	exit 1
 fi
 
 rc=0
-VP_MODULE=$out/kmod/vcpuperf.ko VP_MODULE_UNSIGNED=$out/kmod/vcpuperf-unsigned.ko \
-	VP_MODULE_OTHERKEY=$out/kmod/vcpuperf-otherkey.ko \
+VP_MODULE=$kmod/vcpuperf.ko VP_MODULE_UNSIGNED=$kmod/vcpuperf-unsigned.ko \
+	VP_MODULE_OTHERKEY=$kmod/vcpuperf-otherkey.ko \
 	scripts/vm-run.sh --kernel "$bzimage" --mem 2048 --timeout 900 \
 	--append module.sig_enforce=1 --out "$out/vm" -- \
 	python3 tests/integration/secureboot.py || rc=$?

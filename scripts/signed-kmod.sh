@@ -29,7 +29,7 @@ for f in "$signfile" "$key" "$cert"; do
 done
 
 # Objects built against this kernel stay out of the source tree.
-stage=$top/out/signed-kmod
+stage=$top/out/signed-kmod-build
 "$top/scripts/stage-kmod.sh" "$stage"
 make -s -C "$kbuild" M="$stage" W=1 modules >&2
 
