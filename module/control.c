@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The control file: commands are written to it (grammar in the uapi
- * header), and reading it gives back the active configuration in the
+ * Control commands (grammar in the uapi header): carrying them out, for
+ * the debugfs control file and /dev/vcpuperf alike, and the debugfs
+ * control file, whose reading gives back the active configuration in the
  * same grammar.
  */
-#include <linux/capability.h>
 #include <linux/fs.h>
 #include <linux/mm.h>
 #include <linux/seq_file.h>
@@ -119,25 +119,25 @@ static int vp_control_show(struct seq_file *m, void *unused)
 	return 0;
 }
 
-/*
- * Kernel counters bypass perf_event_paranoid and perf's ptrace-style
- * checks, so opening any vcpuperf file needs what perf_event_open() needs
- * to count any thread at the strictest setting: Debian's
- * perf_event_paranoid=3 (its default) wants CAP_SYS_ADMIN, and CAP_PERFMON
- * is not enough there.  The sysctl is not exported to modules, so
- * CAP_SYS_ADMIN is required whatever its value.
- */
 static int vp_control_open(struct inode *inode, struct file *file)
 {
-	if (!capable(CAP_SYS_ADMIN))
-		return -EPERM;
-	return single_open(file, vp_control_show, inode->i_private);
+	return vp_single_open(file, vp_control_show, inode->i_private);
 }
 
-static ssize_t vp_control_write(struct file *file, const char __user *ubuf,
-				size_t count, loff_t *ppos)
+/**
+ * vp_control_write() - carry out one command written by userspace
+ * @vp:		module state
+ * @ubuf:	the command, one per write(), with or without a newline
+ * @count:	its length
+ *
+ * Shared by the debugfs control file and /dev/vcpuperf.
+ *
+ * Return: @count, or a negative errno as for vp_control_apply() (-E2BIG
+ * for a command over VCPUPERF_CMD_MAX bytes, -EFAULT).
+ */
+ssize_t vp_control_write(struct vp_state *vp, const char __user *ubuf,
+			 size_t count)
 {
-	struct vp_state *vp = ((struct seq_file *)file->private_data)->private;
 	char *buf;
 	int ret;
 
@@ -155,10 +155,19 @@ static ssize_t vp_control_write(struct file *file, const char __user *ubuf,
 	return ret ? ret : count;
 }
 
+static ssize_t vp_control_file_write(struct file *file,
+				     const char __user *ubuf, size_t count,
+				     loff_t *ppos)
+{
+	struct seq_file *m = file->private_data;
+
+	return vp_control_write(m->private, ubuf, count);
+}
+
 const struct file_operations vp_control_fops = {
 	.open = vp_control_open,
 	.read = seq_read,
-	.write = vp_control_write,
+	.write = vp_control_file_write,
 	.llseek = seq_lseek,
-	.release = single_release,
+	.release = vp_single_release,
 };

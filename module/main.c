@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * vcpuperf: per-thread in-kernel perf counters, above all per vCPU thread
- * of a QEMU/KVM process, streamed to userspace through debugfs.
+ * of a QEMU/KVM process, streamed to userspace through debugfs or
+ * /dev/vcpuperf.
  *
  * This file holds the module's life: parameters, load and unload, and the
  * debugfs directory.  See include/uapi/vcpuperf.h for the interface.
@@ -19,7 +20,6 @@
 #define VP_RING_KB_MIN		64
 #define VP_RING_KB_MAX		(1024 * 1024)
 #define VP_INTERVAL_MS_MAX	60000
-#define VP_UNLOAD_WARN_SECS	10
 #define VP_PARAM_CMD_LEN	(VCPUPERF_CMD_MAX + 64)
 
 static int pid;
@@ -59,9 +59,8 @@ static int vp_debugfs_init(struct vp_state *vp)
 		return PTR_ERR(vp->dir);
 	/*
 	 * No .owner in these fops: an open file must not pin the module, so
-	 * that unloading can end a collection that has a reader.  debugfs
-	 * drains every other file operation at removal; the stream's release
-	 * is waited for in vcpuperf_exit().
+	 * that unloading can end a collection that has a reader.  Unload
+	 * waits for every open file's release instead (files.c).
 	 */
 	debugfs_create_file("control", 0600, vp->dir, vp, &vp_control_fops);
 	debugfs_create_file("stream", 0400, vp->dir, vp, &vp_stream_fops);
@@ -130,7 +129,7 @@ static int __init vcpuperf_init(void)
 	INIT_LIST_HEAD(&vp->targets);
 	INIT_LIST_HEAD(&vp->groups);
 	xa_init(&vp->by_tid);
-	init_waitqueue_head(&vp->reader_wait);
+	init_waitqueue_head(&vp->files_wait);
 	vp->interval_ns = (u64)interval_ms * NSEC_PER_MSEC;
 	vp->scratch = kmalloc(VP_MAX_REC_SIZE, GFP_KERNEL);
 	if (!vp->scratch) {
@@ -149,11 +148,16 @@ static int __init vcpuperf_init(void)
 	ret = vp_debugfs_init(vp);
 	if (ret)
 		goto err_detach;
+	ret = vp_chardev_register(vp);
+	if (ret)
+		goto err_debugfs;
 	vp_global = vp;
 	pr_info("vcpuperf: loaded, ABI %u, ring %u KiB, interval %u ms\n",
 		VCPUPERF_ABI_VERSION, ring_kb, interval_ms);
 	return 0;
 
+err_debugfs:
+	debugfs_remove_recursive(vp->dir);
 err_detach:
 	mutex_lock(&vp->lock);
 	vp_detach_all(vp, VCPUPERF_DETACH_UNLOAD);
@@ -170,30 +174,19 @@ err_free:
 	return ret;
 }
 
-/* Wait until the stream reader, if any, has closed the file. */
-static void vp_wait_reader(struct vp_state *vp)
-{
-	while (!wait_event_timeout(vp->reader_wait,
-				   !atomic_read(&vp->reader_open),
-				   VP_UNLOAD_WARN_SECS * HZ))
-		pr_warn("vcpuperf: unload waits for the stream reader to read to end of file and close it\n");
-	/* Let vp_reader_gone() leave its critical section. */
-	spin_lock_irq(&vp->reader_wait.lock);
-	spin_unlock_irq(&vp->reader_wait.lock);
-}
-
 static void __exit vcpuperf_exit(void)
 {
 	struct vp_state *vp = vp_global;
 
-	/* Pairs with the cmpxchg in vp_stream_open(). */
+	/* Refuse new opens; pairs with the barrier in vp_file_get(). */
 	smp_store_mb(vp->unloading, true);
+	vp_chardev_unregister(vp);
 	vp_sampler_stop(vp);
 	mutex_lock(&vp->lock);
 	vp_detach_all(vp, VCPUPERF_DETACH_UNLOAD);
 	vp_emit_session_finished(vp);
 	mutex_unlock(&vp->lock);
-	vp_wait_reader(vp);
+	vp_files_wait(vp);
 	debugfs_remove_recursive(vp->dir);
 	vp_ring_free(&vp->ring);
 	kfree(vp->scratch);
@@ -207,5 +200,5 @@ module_exit(vcpuperf_exit);
 
 MODULE_LICENSE("GPL");
 MODULE_AUTHOR("vcpuperf developers");
-MODULE_DESCRIPTION("Per-thread and per-vCPU in-kernel perf counters streamed through debugfs");
+MODULE_DESCRIPTION("Per-thread and per-vCPU in-kernel perf counters streamed through debugfs or /dev/vcpuperf");
 MODULE_VERSION("0.1.0");

@@ -4,7 +4,6 @@
  * each counter's state and last values, ring use and drops, the reason of
  * the last rejected command).
  */
-#include <linux/capability.h>
 #include <linux/fs.h>
 #include <linux/seq_file.h>
 
@@ -96,14 +95,12 @@ static int vp_status_show(struct seq_file *m, void *unused)
 
 static int vp_status_open(struct inode *inode, struct file *file)
 {
-	if (!capable(CAP_SYS_ADMIN))	/* as perf: see vp_control_open() */
-		return -EPERM;
-	return single_open(file, vp_status_show, inode->i_private);
+	return vp_single_open(file, vp_status_show, inode->i_private);
 }
 
 const struct file_operations vp_status_fops = {
 	.open = vp_status_open,
 	.read = seq_read,
 	.llseek = seq_lseek,
-	.release = single_release,
+	.release = vp_single_release,
 };

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The stream file: one reader at a time reads the records, starting with
+ * The record stream: one reader at a time reads the records, starting with
  * a header record.  read() blocks until records are queued (or returns
  * -EAGAIN with O_NONBLOCK), poll() reports readability, and read() returns
  * 0 (end of file) once the session's finished record has been read, as
- * trace_pipe does.
+ * trace_pipe does.  The reader functions here serve both the debugfs
+ * stream file, whose file operations are at the end, and /dev/vcpuperf
+ * (chardev.c).
  */
-#include <linux/capability.h>
 #include <linux/fs.h>
 #include <linux/ktime.h>
 #include <linux/timekeeping.h>
@@ -56,61 +57,68 @@ static void vp_reader_header(struct vp_reader *r)
 	r->off = 0;
 }
 
-/*
- * Clear the reader flag and wake module exit, all under the wait queue's
- * lock: exit takes that lock after seeing the flag clear, so it cannot
- * free the state while this function still touches it.
+/**
+ * vp_reader_open() - claim the stream for one reader
+ * @vp:		module state
+ *
+ * There is one reader at a time, whichever file it reads through (the
+ * debugfs stream file or /dev/vcpuperf).  The first thing it reads is a
+ * header record.
+ *
+ * Return: the reader, ERR_PTR(-EBUSY) if another reader has the stream,
+ * ERR_PTR(-ENOMEM).
  */
-static void vp_reader_gone(struct vp_state *vp)
+struct vp_reader *vp_reader_open(struct vp_state *vp)
 {
-	unsigned long flags;
-
-	spin_lock_irqsave(&vp->reader_wait.lock, flags);
-	atomic_set(&vp->reader_open, 0);
-	wake_up_locked(&vp->reader_wait);
-	spin_unlock_irqrestore(&vp->reader_wait.lock, flags);
-}
-
-static int vp_stream_open(struct inode *inode, struct file *file)
-{
-	struct vp_state *vp = inode->i_private;
 	struct vp_reader *r;
-	int ret;
 
-	if (!capable(CAP_SYS_ADMIN))	/* as perf: see vp_control_open() */
-		return -EPERM;
 	if (atomic_cmpxchg(&vp->reader_open, 0, 1))
-		return -EBUSY;
-	if (READ_ONCE(vp->unloading)) {
-		ret = -ENODEV;
-		goto err_busy;
-	}
+		return ERR_PTR(-EBUSY);
 	r = kzalloc(sizeof(*r), GFP_KERNEL);
-	if (!r) {
-		ret = -ENOMEM;
+	if (!r)
 		goto err_busy;
-	}
 	r->buf = kvmalloc(VP_READ_BUF, GFP_KERNEL);
-	if (!r->buf) {
-		ret = -ENOMEM;
+	if (!r->buf)
 		goto err_free;
-	}
 	r->vp = vp;
 	vp_reader_header(r);
-	file->private_data = r;
-	return stream_open(inode, file);
+	return r;
 
 err_free:
 	kfree(r);
 err_busy:
-	vp_reader_gone(vp);
-	return ret;
+	atomic_set_release(&vp->reader_open, 0);
+	return ERR_PTR(-ENOMEM);
 }
 
-static ssize_t vp_stream_read(struct file *file, char __user *ubuf,
-			      size_t count, loff_t *ppos)
+/**
+ * vp_reader_close() - give the stream up
+ * @r:		the reader from vp_reader_open()
+ *
+ * Records it took from the ring but did not copy out are lost.
+ */
+void vp_reader_close(struct vp_reader *r)
 {
-	struct vp_reader *r = file->private_data;
+	struct vp_state *vp = r->vp;
+
+	kvfree(r->buf);
+	kfree(r);
+	atomic_set_release(&vp->reader_open, 0);
+}
+
+/**
+ * vp_reader_read() - copy records to userspace
+ * @r:		the reader
+ * @ubuf:	destination
+ * @count:	its size
+ * @nonblock:	return -EAGAIN instead of waiting for records
+ *
+ * Return: bytes copied (records may be split across reads), 0 at end of
+ * file (the session's finished record has been read), or a negative errno.
+ */
+ssize_t vp_reader_read(struct vp_reader *r, char __user *ubuf, size_t count,
+		       bool nonblock)
+{
 	struct vp_ring *ring = &r->vp->ring;
 	size_t copied = 0;
 	int ret;
@@ -133,7 +141,7 @@ static ssize_t vp_stream_read(struct file *file, char __user *ubuf,
 			break;
 		if (vp_ring_eof(ring))
 			return 0;
-		if (file->f_flags & O_NONBLOCK)
+		if (nonblock)
 			return -EAGAIN;
 		ret = wait_event_interruptible(ring->wait,
 					       !vp_ring_empty(ring) ||
@@ -144,9 +152,17 @@ static ssize_t vp_stream_read(struct file *file, char __user *ubuf,
 	return copied;
 }
 
-static __poll_t vp_stream_poll(struct file *file, poll_table *wait)
+/**
+ * vp_reader_poll() - poll() for the stream
+ * @r:		the reader
+ * @file:	the file polled
+ * @wait:	poll table
+ *
+ * Return: EPOLLIN | EPOLLRDNORM when a read would not block, else 0.
+ */
+__poll_t vp_reader_poll(struct vp_reader *r, struct file *file,
+			poll_table *wait)
 {
-	struct vp_reader *r = file->private_data;
 	struct vp_ring *ring = &r->vp->ring;
 
 	poll_wait(file, &ring->wait, wait);
@@ -155,19 +171,44 @@ static __poll_t vp_stream_poll(struct file *file, poll_table *wait)
 	return 0;
 }
 
-/*
- * The module does not pin itself while the stream is open (so that rmmod
- * can end a collection with a reader attached); instead module exit waits
- * for this release, which debugfs calls unconditionally.
- */
+static int vp_stream_open(struct inode *inode, struct file *file)
+{
+	struct vp_state *vp = inode->i_private;
+	struct vp_reader *r;
+	int ret;
+
+	ret = vp_file_get(vp);
+	if (ret)
+		return ret;
+	r = vp_reader_open(vp);
+	if (IS_ERR(r)) {
+		vp_file_put(vp);
+		return PTR_ERR(r);
+	}
+	file->private_data = r;
+	return stream_open(inode, file);
+}
+
+static ssize_t vp_stream_read(struct file *file, char __user *ubuf,
+			      size_t count, loff_t *ppos)
+{
+	return vp_reader_read(file->private_data, ubuf, count,
+			      file->f_flags & O_NONBLOCK);
+}
+
+static __poll_t vp_stream_poll(struct file *file, poll_table *wait)
+{
+	return vp_reader_poll(file->private_data, file, wait);
+}
+
+/* Module exit waits for this release (see files.c). */
 static int vp_stream_release(struct inode *inode, struct file *file)
 {
 	struct vp_reader *r = file->private_data;
 	struct vp_state *vp = r->vp;
 
-	kvfree(r->buf);
-	kfree(r);
-	vp_reader_gone(vp);
+	vp_reader_close(r);
+	vp_file_put(vp);
 	return 0;
 }
 

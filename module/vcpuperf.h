@@ -12,8 +12,10 @@
 #define _VCPUPERF_MODULE_H
 
 #include <linux/list.h>
+#include <linux/miscdevice.h>
 #include <linux/mutex.h>
 #include <linux/perf_event.h>
+#include <linux/poll.h>
 #include <linux/sched.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
@@ -184,12 +186,15 @@ struct vp_session {
  * @ring:	the record ring
  * @session:	current session totals
  * @unloading:	module exit has begun: refuse opens and commands
- * @reader_open: the stream is open (one reader at a time)
- * @reader_wait: unload waits here for the reader to close
+ * @reader_open: the stream is claimed (one reader at a time, through
+ *		debugfs or the device)
+ * @files_open:	open vcpuperf files, debugfs and device (files.c)
+ * @files_wait:	unload waits here for them to be released
  * @last_error:	reason of the last rejected command
  * @last_errno:	its errno (negative), 0 if none
  * @scratch:	record under construction (vp_state.lock)
  * @dir:	debugfs directory
+ * @misc:	/dev/vcpuperf
  */
 struct vp_state {
 	struct mutex lock;	/* see the top of this file */
@@ -209,11 +214,13 @@ struct vp_state {
 	struct vp_session session;
 	bool unloading;
 	atomic_t reader_open;
-	wait_queue_head_t reader_wait;
+	atomic_t files_open;
+	wait_queue_head_t files_wait;
 	char last_error[VP_ERR_LEN];
 	int last_errno;
 	void *scratch;
 	struct dentry *dir;
+	struct miscdevice misc;
 };
 
 /* Largest record the module builds. */
@@ -262,13 +269,34 @@ bool vp_sample_account(struct vp_state *vp, struct vp_target *t,
 
 /* control.c */
 int vp_control_apply(struct vp_state *vp, const char *buf, size_t len);
+ssize_t vp_control_write(struct vp_state *vp, const char __user *ubuf,
+			 size_t count);
 extern const struct file_operations vp_control_fops;
 
 /* stream.c */
+struct vp_reader;
+struct vp_reader *vp_reader_open(struct vp_state *vp);
+void vp_reader_close(struct vp_reader *r);
+ssize_t vp_reader_read(struct vp_reader *r, char __user *ubuf, size_t count,
+		       bool nonblock);
+__poll_t vp_reader_poll(struct vp_reader *r, struct file *file,
+			poll_table *wait);
 extern const struct file_operations vp_stream_fops;
 
 /* status.c */
 extern const struct file_operations vp_status_fops;
+
+/* files.c */
+int vp_file_get(struct vp_state *vp);
+void vp_file_put(struct vp_state *vp);
+void vp_files_wait(struct vp_state *vp);
+int vp_single_open(struct file *file, int (*show)(struct seq_file *, void *),
+		   struct vp_state *vp);
+int vp_single_release(struct inode *inode, struct file *file);
+
+/* chardev.c */
+int vp_chardev_register(struct vp_state *vp);
+void vp_chardev_unregister(struct vp_state *vp);
 
 /* main.c */
 extern struct vp_state *vp_global;

@@ -78,6 +78,12 @@ print("%d passed, %d failed" % (ok, len(cases) - ok))
 PY
 cat "$OUT/kunit.log"
 
+step "lockdown: /dev/vcpuperf and the tool's fallback, booted with lockdown=integrity"
+scripts/lockdown-test.sh --out "$OUT/lockdown" || fail=1
+
+step "Secure Boot stand-in: module.sig_enforce=1, unsigned / build key / unknown key"
+scripts/secure-boot-test.sh --out "$OUT/secure-boot" || fail=1
+
 step "VM: integration tests again on the debug kernel"
 scripts/debug-integration.sh --out "$OUT/debug-vm" || fail=1
 
@@ -85,6 +91,7 @@ scripts/debug-integration.sh --out "$OUT/debug-vm" || fail=1
 passed=0
 failed=0
 for log in "$OUT/tool.log" "$OUT/man.log" "$OUT/vm/console.log" "$OUT/kunit.log" \
+	"$OUT/lockdown/result.log" "$OUT/secure-boot/result.log" \
 	"$OUT/debug-vm/console.log" "$OUT/matrix/result.log" "$OUT/install/result.log"; do
 	line=$(grep -aE '^[0-9]+ passed, [0-9]+ failed' "$log" 2>/dev/null | tail -n1)
 	if [ -z "$line" ]; then

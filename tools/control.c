@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Talking to the module through debugfs: control commands, the reason of
- * a rejected command from the status file, and advice on what to do when
- * the files cannot be opened.
+ * Talking to the module: opening its files (debugfs control and stream,
+ * or /dev/vcpuperf when debugfs control cannot be used, e.g. under kernel
+ * lockdown), control commands, the reason of a rejected command from the
+ * status file, and advice on what to do when nothing can be opened.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +15,7 @@
 #define VC_DEBUGFS_MNT	"/sys/kernel/debug"
 #define VC_MODULE_DIR	"/sys/module/vcpuperf"
 #define VC_STATUS_MAX	(64U << 10)
+#define VC_LOCKDOWN	"/sys/kernel/security/lockdown"
 
 /* Is a debugfs mounted on @mnt, according to /proc/mounts? */
 static bool vc_debugfs_mounted(const char *mnt)
@@ -71,12 +73,133 @@ void vc_explain_open(const char *path, int err, bool stream)
 {
 	if (err == EACCES || err == EPERM)
 		fprintf(stderr, VC_NAME ": %s: %s: need root with "
-			"CAP_PERFMON or CAP_SYS_ADMIN\n", path, strerror(err));
+			"CAP_SYS_ADMIN\n", path, strerror(err));
 	else if (err == EBUSY && stream)
 		fprintf(stderr, VC_NAME ": %s: another reader has the stream "
 			"open\n", path);
 	else
 		fprintf(stderr, VC_NAME ": %s: %s\n", path, strerror(err));
+}
+
+/*
+ * The active kernel lockdown mode ("integrity", "confidentiality") into
+ * @buf, or false if there is none or it cannot be told.
+ */
+static bool vc_lockdown(char *buf, size_t len)
+{
+	char text[128], *lb, *rb;
+	ssize_t n;
+	int fd;
+
+	fd = open(VC_LOCKDOWN, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	text[n] = '\0';
+	lb = strchr(text, '[');
+	rb = lb ? strchr(lb, ']') : NULL;
+	if (!rb)
+		return false;
+	*rb = '\0';
+	if (!strcmp(lb + 1, "none"))
+		return false;
+	snprintf(buf, len, "%s", lb + 1);
+	return true;
+}
+
+/* An open error after which the device may still work. */
+static bool vc_try_device(int err)
+{
+	return err == ENOENT || err == ENOTDIR || err == EPERM ||
+	       err == EACCES;
+}
+
+/* Report why the debugfs file @path could not be opened (@err). */
+static void vc_explain_debugfs(const char *dir, const char *path, int err,
+			       bool stream)
+{
+	char mode[64];
+
+	if (err == ENOENT && access(dir, F_OK))
+		vc_explain_missing(dir);
+	else if (err == EPERM && vc_lockdown(mode, sizeof(mode)))
+		fprintf(stderr, VC_NAME ": %s: %s: kernel lockdown (%s) "
+			"refuses writable debugfs files\n", path,
+			strerror(err), mode);
+	else
+		vc_explain_open(path, err, stream);
+}
+
+/**
+ * vc_open_module() - open the module's stream and, if wanted, control
+ * @dir:	the vcpuperf debugfs directory
+ * @device:	the vcpuperf character device
+ * @control:	commands will be sent (else only the stream is read)
+ * @files:	the file descriptors and the stream's path, filled in
+ *
+ * Debugfs first: control opened for writing, then the stream.  When that
+ * control file (or, with !@control, the stream) is missing or refused,
+ * e.g. under lockdown=integrity, the device is used instead, opened for
+ * reading and writing (or only reading), and a line on standard error
+ * says so.  When neither works, both reasons are reported.
+ *
+ * Return: 0, or -1 after reporting the error.
+ */
+int vc_open_module(const char *dir, const char *device, bool control,
+		   struct vc_files *files)
+{
+	char path[4096], mode[64];
+	int fd, err, derr;
+
+	files->ctl = -1;
+	snprintf(path, sizeof(path), "%s/%s", dir, control ? "control" :
+		 "stream");
+	snprintf(files->path, sizeof(files->path), "%s/stream", dir);
+	fd = open(path, control ? O_WRONLY | O_CLOEXEC :
+		  O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd >= 0 && !control) {
+		files->stream = fd;
+		return 0;
+	}
+	if (fd >= 0) {
+		files->ctl = fd;
+		files->stream = open(files->path,
+				     O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		if (files->stream >= 0)
+			return 0;
+		vc_explain_open(files->path, errno, true);
+		close(fd);
+		return -1;
+	}
+	err = errno;
+	if (!vc_try_device(err)) {
+		vc_explain_open(path, err, !control);
+		return -1;
+	}
+
+	fd = open(device, (control ? O_RDWR : O_RDONLY) | O_NONBLOCK |
+		  O_CLOEXEC);
+	if (fd >= 0) {
+		if (err == EPERM && vc_lockdown(mode, sizeof(mode)))
+			fprintf(stderr, VC_NAME ": %s: %s (kernel lockdown: "
+				"%s); using %s\n", path, strerror(err), mode,
+				device);
+		else
+			fprintf(stderr, VC_NAME ": %s: %s; using %s\n", path,
+				strerror(err), device);
+		snprintf(files->path, sizeof(files->path), "%s", device);
+		files->stream = fd;
+		if (control)
+			files->ctl = fd;
+		return 0;
+	}
+	derr = errno;
+	vc_explain_debugfs(dir, path, err, !control);
+	vc_explain_open(device, derr, true);
+	return -1;
 }
 
 /**

@@ -27,7 +27,7 @@ enum {
 	OPT_QEMU = 256, OPT_PID, OPT_TID, OPT_NO_ATTACH, OPT_EVENTS,
 	OPT_INTERVAL, OPT_GUEST, OPT_HOST, OPT_USER, OPT_KERNEL, OPT_PINNED,
 	OPT_DURATION, OPT_EVENTS_OUT, OPT_RAW, OPT_MONO_ORIGIN, OPT_DEBUGFS,
-	OPT_REPLAY, OPT_RECORD, OPT_HELP,
+	OPT_DEVICE, OPT_REPLAY, OPT_RECORD, OPT_HELP,
 };
 
 static const struct option vc_longopts[] = {
@@ -48,6 +48,7 @@ static const struct option vc_longopts[] = {
 	{ "raw", no_argument, NULL, OPT_RAW },
 	{ "mono-origin", required_argument, NULL, OPT_MONO_ORIGIN },
 	{ "debugfs", required_argument, NULL, OPT_DEBUGFS },
+	{ "device", required_argument, NULL, OPT_DEVICE },
 	{ "replay", required_argument, NULL, OPT_REPLAY },
 	{ "record", required_argument, NULL, OPT_RECORD },
 	{ "help", no_argument, NULL, OPT_HELP },
@@ -60,7 +61,7 @@ static const char vc_usage[] =
 "       " VC_NAME " --replay FILE [OUTPUT OPTION...]\n"
 "\n"
 "Attach vcpuperf in-kernel perf counters to threads, read the record\n"
-"stream from debugfs and write one JSONL row per thread and interval,\n"
+"stream and write one JSONL row per thread and interval,\n"
 "plus lifecycle events (perf_started, perf_first_row, perf_finished...).\n"
 "\n"
 "Target (exactly one, unless --replay):\n"
@@ -99,14 +100,19 @@ static const char vc_usage[] =
 "Sources:\n"
 "  --debugfs DIR       vcpuperf debugfs directory (default\n"
 "                      " VC_DEBUGFS_DIR ")\n"
+"  --device PATH       vcpuperf character device (default\n"
+"                      " VC_DEVICE "), used instead of\n"
+"                      debugfs when its control file is missing or\n"
+"                      refused (kernel lockdown); a line on standard\n"
+"                      error says so\n"
 "  --replay FILE       decode a stream recorded with --record instead\n"
-"                      of reading debugfs ('-' for standard input); no\n"
+"                      of reading the module ('-' for standard input); no\n"
 "                      control writes\n"
 "  --record FILE       also copy the raw stream bytes to FILE\n"
 "  --help              show this help\n"
 "\n"
-"On SIGINT, SIGTERM or the end of --duration, 'stop' is written to the\n"
-"control file and the stream is read to its end, so the final samples\n"
+"On SIGINT, SIGTERM or the end of --duration, 'stop' is sent to the\n"
+"module and the stream is read to its end, so the final samples\n"
 "and perf_finished events are kept.\n"
 "\n"
 "Exit status: 0 ok, 1 runtime error or unexplained sequence gap,\n"
@@ -126,6 +132,7 @@ static const char vc_usage[] =
  * @raw:	--raw
  * @mono_origin: --mono-origin
  * @dir:	--debugfs
+ * @device:	--device
  * @replay:	--replay
  * @record:	--record
  */
@@ -142,6 +149,7 @@ struct vc_opts {
 	bool raw;
 	__u64 mono_origin;
 	const char *dir;
+	const char *device;
 	const char *replay;
 	const char *record;
 };
@@ -242,6 +250,7 @@ static int vc_parse_args(int argc, char **argv, struct vc_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	o->dir = VC_DEBUGFS_DIR;
+	o->device = VC_DEVICE;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":o:h", vc_longopts, NULL)) != -1) {
 		switch (c) {
@@ -311,6 +320,9 @@ static int vc_parse_args(int argc, char **argv, struct vc_opts *o)
 			break;
 		case OPT_DEBUGFS:
 			o->dir = optarg;
+			break;
+		case OPT_DEVICE:
+			o->device = optarg;
 			break;
 		case OPT_REPLAY:
 			o->replay = optarg;
@@ -418,31 +430,17 @@ static FILE *vc_open_out(const char *path)
 	return fp;
 }
 
-/* Open the stream: by path, or the replay file / stdin. */
-static int vc_open_stream(const struct vc_opts *o, char *path, size_t len)
+/* Open the replay file or stdin: the fd, or -1 after a message. */
+static int vc_open_replay(const char *replay)
 {
-	int fd, err;
+	int fd;
 
-	if (o->replay) {
-		snprintf(path, len, "%s", o->replay);
-		if (!strcmp(o->replay, "-"))
-			return STDIN_FILENO;
-		fd = open(o->replay, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			fprintf(stderr, VC_NAME ": %s: %s\n", o->replay,
-				strerror(errno));
-		return fd;
-	}
-	snprintf(path, len, "%s/stream", o->dir);
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd >= 0)
-		return fd;
-	err = errno;
-	if (err == ENOENT && access(o->dir, F_OK))
-		vc_explain_missing(o->dir);
-	else
-		vc_explain_open(path, err, true);
-	return -1;
+	if (!strcmp(replay, "-"))
+		return STDIN_FILENO;
+	fd = open(replay, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		fprintf(stderr, VC_NAME ": %s: %s\n", replay, strerror(errno));
+	return fd;
 }
 
 static void vc_signals_setup(void)
@@ -466,8 +464,8 @@ static void vc_flush_all(struct jw *rows, struct jw *events)
 
 /**
  * struct vc_loop - the read loop's inputs
- * @fd:		stream (non-blocking for debugfs)
- * @ctl:	control file, -1 when no stop is to be sent
+ * @fd:		stream (non-blocking unless replayed)
+ * @ctl:	where commands go, -1 when no stop is to be sent
  * @dir:	debugfs directory
  * @record:	copy of the raw bytes, or NULL
  * @deadline:	CLOCK_MONOTONIC ns to stop at, 0 for none
@@ -571,30 +569,18 @@ static int vc_read_loop(struct vc_loop *l)
 	}
 }
 
-/* Open control and send interval + attach; returns the fd or -1. */
-static int vc_attach(const struct vc_opts *o, const char *attach,
+/* Send interval (if given) and attach: 0 or -1. */
+static int vc_attach(int ctl, const char *dir, const char *attach,
 		     const char *interval)
 {
-	char path[4096], cmd[64];
-	int fd;
+	char cmd[64];
 
-	snprintf(path, sizeof(path), "%s/control", o->dir);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0) {
-		vc_explain_open(path, errno, false);
-		return -1;
-	}
 	if (interval) {
 		snprintf(cmd, sizeof(cmd), "interval %s", interval);
-		if (vc_control(fd, o->dir, cmd))
-			goto fail;
+		if (vc_control(ctl, dir, cmd))
+			return -1;
 	}
-	if (vc_control(fd, o->dir, attach))
-		goto fail;
-	return fd;
-fail:
-	close(fd);
-	return -1;
+	return vc_control(ctl, dir, attach) ? -1 : 0;
 }
 
 static int vc_run(const struct vc_opts *o, const char *attach,
@@ -603,11 +589,18 @@ static int vc_run(const struct vc_opts *o, const char *attach,
 	struct jw rows, events_w, *events = &rows;
 	FILE *out = NULL, *evout = NULL, *record = NULL;
 	struct vc_decoder d;
-	char path[4096], ivl[32];
+	struct vc_files files;
 	struct vc_loop l;
+	char ivl[32];
 	int fd, rc;
 
-	fd = vc_open_stream(o, path, sizeof(path));
+	if (o->replay) {
+		files.ctl = -1;
+		files.stream = vc_open_replay(o->replay);
+	} else if (vc_open_module(o->dir, o->device, o->target, &files)) {
+		files.stream = -1;
+	}
+	fd = files.stream;
 	if (fd < 0)
 		return VC_EXIT_RUNTIME;
 	out = vc_open_out(o->out);
@@ -644,9 +637,10 @@ static int vc_run(const struct vc_opts *o, const char *attach,
 	if (o->target) {
 		if (o->interval)
 			vp_format_duration(ivl, sizeof(ivl), interval_ns);
-		l.ctl = vc_attach(o, attach, o->interval ? ivl : NULL);
-		if (l.ctl < 0)
+		if (vc_attach(files.ctl, o->dir, attach,
+			      o->interval ? ivl : NULL))
 			return VC_EXIT_RUNTIME;
+		l.ctl = files.ctl;
 	}
 	if (o->duration_ns)
 		l.deadline = vc_now_ns() + o->duration_ns;
@@ -693,8 +687,8 @@ static int vc_run(const struct vc_opts *o, const char *attach,
 			strerror(errno));
 		rc = 1;
 	}
-	if (l.ctl >= 0)
-		close(l.ctl);
+	if (files.ctl >= 0 && files.ctl != fd)
+		close(files.ctl);
 	if (fd != STDIN_FILENO)
 		close(fd);
 	vc_dec_free(&d);

@@ -241,6 +241,22 @@ void vc_seq_gap(struct vc_decoder *d, const struct vcpuperf_rec *rec,
 /* ---- control.c -------------------------------------------------------- */
 
 #define VC_DEBUGFS_DIR	"/sys/kernel/debug/vcpuperf"
+#define VC_DEVICE	"/dev/vcpuperf"
+
+/**
+ * struct vc_files - the module's files the tool uses
+ * @stream:	the record stream (non-blocking)
+ * @ctl:	where commands go, -1 if none; equals @stream for the device
+ * @path:	the stream's path, for messages
+ */
+struct vc_files {
+	int stream;
+	int ctl;
+	char path[4096];
+};
+
+int vc_open_module(const char *dir, const char *device, bool control,
+		   struct vc_files *files);
 
 void vc_explain_missing(const char *dir);
 void vc_explain_open(const char *path, int err, bool stream);

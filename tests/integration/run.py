@@ -10,6 +10,7 @@ import errno
 import os
 import select
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -17,8 +18,9 @@ import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from vptest import (Cat, TestFailure, Workload, check, control,  # noqa: E402
-                    dmesg_clean_since, dmesg_mark, kmemleak_clean, load,
-                    read_file, sh, unload, within, DEBUGFS, MODULE, CAT)
+                    dev_control, dmesg_clean_since, dmesg_mark,
+                    kmemleak_clean, load, open_errno, read_file, sh, unload,
+                    within, DEBUGFS, DEVICE, MODULE, CAT)
 
 MS = 1000000
 
@@ -380,11 +382,13 @@ def tool_says_what_to_do():
     load()
     sh("umount /sys/kernel/debug")
     try:
-        p = sh("%s --pid 1 --duration 1s" % CAT, check_rc=False)
+        # without the device to fall back to (tool_falls_back_to_device)
+        p = sh("%s --pid 1 --duration 1s --device /nonexistent" % CAT,
+               check_rc=False)
     finally:
         sh("mount -t debugfs none /sys/kernel/debug")
-    check(p.returncode == 1 and "mount -t debugfs" in p.stderr,
-          "debugfs not mounted: %s" % p.stderr)
+    check(p.returncode == 1 and "mount -t debugfs" in p.stderr and
+          "/nonexistent" in p.stderr, "debugfs not mounted: %s" % p.stderr)
 
 
 def wait_threads(pid, names, timeout=60):
@@ -598,6 +602,239 @@ def tracepoint_events():
 # namespaces, zombies, reused tids): tests/integration/perms.py.
 import perms  # noqa: E402
 TESTS.extend(perms.TESTS)
+
+
+def expect_oserror(fn, want, what):
+    try:
+        fn()
+    except OSError as e:
+        check(e.errno == want, "%s: %s, want %s" %
+              (what, errno.errorcode.get(e.errno, e.errno),
+               errno.errorcode[want]))
+        return
+    raise TestFailure("%s: succeeded, want %s" % (what, errno.errorcode[want]))
+
+
+def read_to_eof(fd, timeout=10):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            if os.read(fd, 65536) == b"":
+                return
+        except BlockingIOError:
+            time.sleep(0.05)
+    raise TestFailure("no EOF")
+
+
+@test
+def device_node_and_single_reader():
+    """/dev/vcpuperf is a root-only (0600) misc device; one stream reader
+    across debugfs and the device (a second gets EBUSY either way); an
+    O_WRONLY open only sends commands; header, O_NONBLOCK EAGAIN, poll()
+    and EOF after stop as on the debugfs stream."""
+    load()
+    st = os.stat(DEVICE)
+    check(stat.S_ISCHR(st.st_mode), "%s is not a character device" % DEVICE)
+    check(stat.S_IMODE(st.st_mode) == 0o600 and st.st_uid == 0 and
+          st.st_gid == 0, "mode %o uid %d gid %d" %
+          (stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid))
+    with open("/sys/class/misc/vcpuperf/dev") as f:
+        check(f.read().strip() == "%d:%d" % (os.major(st.st_rdev),
+                                             os.minor(st.st_rdev)),
+              "device number differs from /sys/class/misc/vcpuperf")
+    check(os.major(st.st_rdev) == 10, "not a misc device")
+    stream = os.path.join(DEBUGFS, "stream")
+    fd = os.open(stream, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        for name, flags in (("O_RDONLY", os.O_RDONLY), ("O_RDWR", os.O_RDWR)):
+            check(open_errno(DEVICE, flags) == errno.EBUSY,
+                  "device %s beside a debugfs reader: %s" %
+                  (name, open_errno(DEVICE, flags)))
+        w = os.open(DEVICE, os.O_WRONLY)
+        try:
+            check(dev_control("interval 10ms", w) == 0, "command via O_WRONLY")
+            p = select.poll()
+            p.register(w, select.POLLOUT | select.POLLIN)
+            ev = dict(p.poll(0)).get(w, 0)
+            check(ev == select.POLLOUT, "poll on O_WRONLY: %#x" % ev)
+            expect_oserror(lambda: os.read(w, 16), errno.EBADF,
+                           "read on O_WRONLY")
+        finally:
+            os.close(w)
+        check("interval 10ms" in read_file("control"), "interval not applied")
+    finally:
+        os.close(fd)
+
+    fd = os.open(DEVICE, os.O_RDWR | os.O_NONBLOCK)
+    w = None
+    work = None
+    try:
+        check(open_errno(stream, os.O_RDONLY) == errno.EBUSY,
+              "debugfs stream beside a device reader")
+        check(open_errno(DEVICE, os.O_RDONLY) == errno.EBUSY,
+              "second device reader")
+        check("reader: open" in read_file("status"), "status: reader")
+        hdr = os.read(fd, 4096)
+        check(len(hdr) >= 64 and hdr[32:36] == b"VCPF", "no header record")
+        expect_oserror(lambda: os.read(fd, 4096), errno.EAGAIN,
+                       "empty non-blocking read")
+        w = os.open(DEVICE, os.O_WRONLY)
+        work = Workload("devpoll", "--threads", "1", "--hold-ms", "3000")
+        check(dev_control("attach tid=%d events=task-clock" % work.tids[0],
+                          w) == 0, "attach via the device")
+        p = select.poll()
+        p.register(fd, select.POLLIN)
+        check(p.poll(5000), "poll did not wake")
+        check(len(os.read(fd, 65536)) > 0, "no data after poll")
+        check(dev_control("stop", fd) == 0, "stop via the reader's fd")
+        read_to_eof(fd)
+    finally:
+        if work:
+            work.kill()
+        if w is not None:
+            os.close(w)
+        os.close(fd)
+    check(open_errno(stream, os.O_RDONLY) == 0, "stream not free after close")
+    check("reader: none" in read_file("status"), "status: reader")
+
+
+@test
+def device_commands_match_debugfs():
+    """Every malformed command gets the same errno through /dev/vcpuperf as
+    through debugfs control, with the reason in status, and changes
+    nothing."""
+    load()
+    config = read_file("control")
+    for cmd, want in BAD_COMMANDS:
+        got_dbg = control(cmd)
+        got_dev = dev_control(cmd)
+        check(got_dbg == want and got_dev == want,
+              "%r: debugfs %s, device %s, want %s" %
+              (cmd[:60], errno.errorcode.get(got_dbg, got_dbg),
+               errno.errorcode.get(got_dev, got_dev), errno.errorcode[want]))
+        check("last_error: " + errno.errorcode[want] in read_file("status"),
+              "status lacks the reason for %r" % cmd[:40])
+    check(read_file("control") == config, "configuration changed")
+    check(dev_control("interval 250ms") == 0, "good command via the device")
+    check("interval 250ms" in read_file("control"), "not applied")
+    print("  %d malformed commands: same errno via debugfs and the device" %
+          len(BAD_COMMANDS))
+
+
+@test
+def device_permissions():
+    """Unprivileged open of /dev/vcpuperf: EACCES; root without CAP_PERFMON
+    and CAP_SYS_ADMIN: EPERM (as for the debugfs files)."""
+    load()
+    probe = ("python3 -c 'import os,sys\ntry:\n os.open(\"%s\", os.%s)\n"
+             "except OSError as e:\n sys.exit(e.errno)'")
+    for flags in ("O_RDONLY", "O_WRONLY", "O_RDWR"):
+        p = sh("setpriv --reuid=65534 --regid=65534 --clear-groups " +
+               probe % (DEVICE, flags), check_rc=False)
+        check(p.returncode == errno.EACCES, "nobody %s: exit %d %s" %
+              (flags, p.returncode, p.stderr))
+        p = sh("setpriv --bounding-set=-all --inh-caps=-all " +
+               probe % (DEVICE, flags), check_rc=False)
+        check(p.returncode == errno.EPERM, "capless root %s: exit %d %s" %
+              (flags, p.returncode, p.stderr))
+
+
+@test
+def tool_falls_back_to_device():
+    """With debugfs control missing (debugfs unmounted), vcpuperf-cat uses
+    /dev/vcpuperf by itself and says so once on stderr; page faults agree
+    with /proc.  With control usable it says nothing."""
+    load()
+    pages = 2000
+    w = Workload("fallback", "--threads", "2", "--wait-go", "--pages",
+                 str(pages), "--hold-ms", "500")
+    sh("umount /sys/kernel/debug")
+    try:
+        c = Cat("fallback", "--qemu", str(w.pid), "--interval", "50ms",
+                "--events", "page-faults,task-clock")
+        c.wait_started(2)
+        w.go()
+        rep = w.wait()
+        time.sleep(0.2)
+        rc = c.stop()
+    finally:
+        w.kill()
+        sh("mount -t debugfs none /sys/kernel/debug")
+    check(rc == 0, "vcpuperf-cat exit %d: %s" % (rc, c.stderr))
+    check(c.stderr.count("using " + DEVICE) == 1,
+          "no fallback message: %r" % c.stderr)
+    rows = by_tid(c.rows())
+    for th in rep["threads"]:
+        pf = sum(r["page_faults"] for r in rows.get(th["tid"], []))
+        opf = delta(th, "minflt") + delta(th, "majflt")
+        check(opf >= pages and opf <= pf <= opf + 100,
+              "tid %d: page_faults %d, /proc says %d" % (th["tid"], pf, opf))
+        print("  via the device: tid %d page_faults %d (/proc %d), %d rows" %
+              (th["tid"], pf, opf, len(rows[th["tid"]])))
+    fin = [e for e in c.events("perf_finished") if e.get("scope") == "session"]
+    check(len(fin) == 1, "no session perf_finished")
+    c = Cat("nofallback", "--pid", str(os.getpid()), "--duration", "300ms",
+            "--events", "task-clock")
+    rc = c.wait()
+    check(rc == 0 and c.stderr == "", "with debugfs: exit %d, stderr %r" %
+          (rc, c.stderr))
+
+
+@test
+def rmmod_with_device_open():
+    """rmmod with a reader blocked on /dev/vcpuperf: it drains to EOF and
+    the module unloads.  A vcpuperf file held open without reading (an
+    O_WRONLY device fd, debugfs control or status) keeps unload waiting,
+    with /dev/vcpuperf already gone, until it is closed; then unload
+    completes with a clean log."""
+    mark = dmesg_mark()
+    load()
+    w = Workload("devrmmod", "--threads", "2", "--hold-ms", "20000")
+    c = Cat("devrmmod", "--qemu", str(w.pid), "--events",
+            "task-clock,page-faults", "--interval", "20ms",
+            "--debugfs", "/nonexistent")
+    try:
+        c.wait_started(2)
+        time.sleep(1)
+        sh("rmmod vcpuperf", timeout=60)
+        rc = c.wait(timeout=30)
+    finally:
+        w.kill()
+    check(rc == 0, "vcpuperf-cat exit %d: %s" % (rc, c.stderr))
+    check("using " + DEVICE in c.stderr, "not via the device: %r" % c.stderr)
+    det = c.events("perf_detached")
+    check(len(det) == 2 and all(e["reason"] == "unload" for e in det),
+          "detached: %s" % det)
+    check(not os.path.isdir("/sys/module/vcpuperf"), "module still loaded")
+
+    for what, path, flags in (("device O_WRONLY", DEVICE, os.O_WRONLY),
+                              ("debugfs control",
+                               os.path.join(DEBUGFS, "control"), os.O_RDONLY),
+                              ("debugfs status",
+                               os.path.join(DEBUGFS, "status"), os.O_RDONLY)):
+        load()
+        fd = os.open(path, flags)
+        rm = subprocess.Popen(["rmmod", "vcpuperf"], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+        try:
+            time.sleep(1.5)
+            check(rm.poll() is None, "%s: rmmod did not wait (exit %s)" %
+                  (what, rm.poll()))
+            check(not os.path.exists(DEVICE), "%s: %s still there" %
+                  (what, DEVICE))
+            if path == DEVICE:
+                check(dev_control("interval 10ms", fd) == errno.ENODEV,
+                      "command during unload not refused with ENODEV")
+        finally:
+            os.close(fd)
+        try:
+            rm.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            rm.kill()
+            raise TestFailure("%s: rmmod still waits after close" % what)
+        check(rm.returncode == 0, "%s: rmmod: %s" % (what, rm.stdout.read()))
+        check(not os.path.isdir("/sys/module/vcpuperf"), "still loaded")
+    dmesg_clean_since(mark)
 
 
 def main(argv):

@@ -17,6 +17,7 @@ MODULE = os.environ.get("VP_MODULE", os.path.join(REPO, "vcpuperf.ko"))
 CAT = os.path.join(REPO, "tools", "vcpuperf-cat")
 WORKLOAD = os.path.join(REPO, "tests", "workload", "workload")
 DEBUGFS = "/sys/kernel/debug/vcpuperf"
+DEVICE = "/dev/vcpuperf"
 OUT = os.environ.get("VP_OUT", "/tmp/out")
 
 
@@ -63,6 +64,31 @@ def control(cmd):
         return e.errno
     finally:
         os.close(fd)
+
+
+def dev_control(cmd, fd=None):
+    """Write one command to /dev/vcpuperf (opened O_WRONLY unless fd is
+    given); return 0 or the errno of the failed write."""
+    own = fd is None
+    if own:
+        fd = os.open(DEVICE, os.O_WRONLY)
+    try:
+        os.write(fd, cmd.encode() if isinstance(cmd, str) else cmd)
+        return 0
+    except OSError as e:
+        return e.errno
+    finally:
+        if own:
+            os.close(fd)
+
+
+def open_errno(path, flags):
+    """0 if path opens with flags (closed again at once), else the errno."""
+    try:
+        os.close(os.open(path, flags))
+        return 0
+    except OSError as e:
+        return e.errno
 
 
 def read_file(name):
@@ -216,3 +242,57 @@ def kmemleak_clean():
 
 def within(value, expect, rel, absolute=0):
     return abs(value - expect) <= max(rel * abs(expect), absolute)
+
+
+def run_checks(checks, log_clean=True):
+    """Run checks (functions, in order: later ones may rely on earlier
+    ones) printing 'ok - NAME' / 'not ok - NAME: why' and a closing
+    'N passed, N failed' line; with log_clean, a last check that the kernel
+    log has no problems since the start.  Returns the exit status."""
+    import traceback
+    mark = dmesg_mark()
+    passed = failed = 0
+    for fn in checks:
+        start = time.time()
+        try:
+            fn()
+            passed += 1
+            print("ok - %s (%.1fs)" % (fn.__name__, time.time() - start),
+                  flush=True)
+        except Exception as e:
+            failed += 1
+            print("not ok - %s: %s" % (fn.__name__, e), flush=True)
+            if not isinstance(e, TestFailure):
+                traceback.print_exc()
+    if log_clean:
+        try:
+            unload()
+            dmesg_clean_since(mark)
+            passed += 1
+            print("ok - kernel log clean", flush=True)
+        except Exception as e:
+            failed += 1
+            print("not ok - kernel log: %s" % e, flush=True)
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+def finit_module(path, params=""):
+    """Load a module with finit_module(2) (no insmod in between): 0 or the
+    errno."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    SYS_finit_module = 313      # x86_64
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        if libc.syscall(SYS_finit_module, fd, params.encode(), 0) == 0:
+            return 0
+        return ctypes.get_errno()
+    finally:
+        os.close(fd)
+
+
+def is_signed(path):
+    with open(path, "rb") as f:
+        f.seek(-28, os.SEEK_END)
+        return f.read() == b"~Module signature appended~\n"

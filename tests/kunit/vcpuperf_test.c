@@ -162,7 +162,7 @@ static struct vp_state *vpk_state_new(struct kunit *test, bool sampler)
 	INIT_LIST_HEAD(&vp->targets);
 	INIT_LIST_HEAD(&vp->groups);
 	xa_init(&vp->by_tid);
-	init_waitqueue_head(&vp->reader_wait);
+	init_waitqueue_head(&vp->files_wait);
 	vp->interval_ns = VCPUPERF_INTERVAL_DEFAULT_NS;
 	ctx->vp = vp;
 	vp->scratch = kmalloc(VP_MAX_REC_SIZE, GFP_KERNEL);
@@ -1966,6 +1966,41 @@ static void vpk_lifecycle(struct kunit *test)
 	mutex_unlock(&vp->lock);
 }
 
+/* ------------------------------------------------------------------ */
+/* Open files: one stream reader, unload refuses opens and waits       */
+
+static void vpk_files_and_reader(struct kunit *test)
+{
+	struct vp_state *vp = vpk_state_new(test, false);
+	struct vp_reader *r, *r2;
+
+	/* The KUnit thread is root: perfmon_capable(). */
+	KUNIT_ASSERT_EQ(test, vp_file_get(vp), 0);
+	KUNIT_ASSERT_EQ(test, vp_file_get(vp), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&vp->files_open), 2);
+
+	r = vp_reader_open(vp);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, r);
+	r2 = vp_reader_open(vp);
+	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(r2), -EBUSY);
+	vp_reader_close(r);
+	KUNIT_EXPECT_EQ(test, atomic_read(&vp->reader_open), 0);
+	r = vp_reader_open(vp);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, r);
+	vp_reader_close(r);
+
+	/* Unload begun: opens are refused and leave the count alone. */
+	smp_store_mb(vp->unloading, true);
+	KUNIT_EXPECT_EQ(test, vp_file_get(vp), -ENODEV);
+	KUNIT_EXPECT_EQ(test, atomic_read(&vp->files_open), 2);
+	KUNIT_EXPECT_EQ(test, vp_control_apply(vp, "interval 5ms", 12),
+			-ENODEV);
+	vp_file_put(vp);
+	vp_file_put(vp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&vp->files_open), 0);
+	vp_files_wait(vp);	/* returns at once: nothing open */
+}
+
 static struct kunit_case vpk_cases[] = {
 	KUNIT_CASE(vpk_parse_cmd_valid),
 	KUNIT_CASE(vpk_parse_cmd_default_events),
@@ -1995,6 +2030,7 @@ static struct kunit_case vpk_cases[] = {
 	KUNIT_CASE(vpk_counter_user_faults),
 	KUNIT_CASE(vpk_control_attach_detach),
 	KUNIT_CASE(vpk_lifecycle),
+	KUNIT_CASE(vpk_files_and_reader),
 	{}
 };
 

@@ -656,7 +656,7 @@ class TestCli(ToolCase):
                "--interval", "--guest-only", "--host-only", "--user-only",
                "--kernel-only", "--pinned", "--duration", "-o",
                "--events-out", "--raw", "--mono-origin", "--debugfs",
-               "--replay", "--record", "--help"]
+               "--device", "--replay", "--record", "--help"]
 
     def run_tool(self, *args):
         p = subprocess.run([TOOL] + list(args), capture_output=True,
@@ -703,6 +703,38 @@ class TestCli(ToolCase):
         self.assertEqual(rc, 1)
         self.assertTrue("module not loaded" in err or
                         "no such directory" in err, err)
+
+    def test_device_fallback(self):
+        """Control missing: the device is used (and said so); neither
+        usable: both reasons."""
+        d = self.path("vp")
+        os.mkdir(d)
+        rc, _, err = self.run_tool("--tid", "1", "--debugfs", d,
+                                   "--device", "/dev/null", "-o",
+                                   self.path("o.jsonl"))
+        self.assertIn("control: No such file or directory; using /dev/null",
+                      err)
+        self.assertIn("empty stream", err)     # /dev/null has no header
+        self.assertEqual(rc, 1)
+        rc, _, err = self.run_tool("--no-attach", "--debugfs", d,
+                                   "--device", "/dev/null")
+        self.assertIn("stream: No such file or directory; using /dev/null",
+                      err)
+        rc, _, err = self.run_tool("--tid", "1", "--debugfs", d,
+                                   "--device", self.path("nodev"))
+        self.assertEqual(rc, 1)
+        self.assertIn(os.path.join(d, "control"), err)
+        self.assertIn(self.path("nodev") + ": No such file or directory",
+                      err)
+        self.assertNotIn("using", err)
+
+    def test_debugfs_control_means_no_fallback(self):
+        d = self.fake_debugfs(Stream().bytes())
+        rc, _, err = self.run_tool("--tid", "4242", "--debugfs", d,
+                                   "--device", "/dev/null", "-o",
+                                   self.path("o.jsonl"))
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(err, "")
 
     def fake_debugfs(self, stream_bytes=None):
         d = self.path("vcpuperf")
