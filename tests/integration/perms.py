@@ -7,6 +7,7 @@ them to the same credentials, and /proc (status, stat, schedstat) read
 around the attach and the detach of each special target; never the
 module's own output."""
 
+import ctypes
 import errno
 import json
 import mmap
@@ -145,9 +146,15 @@ def permission_table():
             got, want = outcome_row(res, f), EXPECT[name][f]
             if got != want:
                 bad.append("%s, %s: got %s, want %s" % (name, f, got, want))
-        if res["perf"] != EXPECT[name]["perf"]:
+        # Debian's kernels default to perf_event_paranoid=3, where perf
+        # wants CAP_SYS_ADMIN; at 2 or below (upstream's default, as in
+        # the debug kernel) CAP_PERFMON is enough for perf_event_open.
+        want_perf = EXPECT[name]["perf"]
+        if paranoid <= 2 and "CAP_PERFMON" in name:
+            want_perf = "ok"
+        if res["perf"] != want_perf:
             bad.append("%s, perf_event_open: got %s, want %s (paranoid %d)"
-                       % (name, res["perf"], EXPECT[name]["perf"], paranoid))
+                       % (name, res["perf"], want_perf, paranoid))
         # never more than perf: anything that reads counts or attaches
         # must be something perf_event_open allows these credentials too.
         grants = (res["control"]["write"] == "ok" or
@@ -325,6 +332,11 @@ def attach_kernel_thread():
     load()
     kt = kthreads()
     ksmd = [t for t, comm in kt.items() if comm == "ksmd"]
+    if not ksmd and not os.path.exists(KSM + "run"):
+        # The debug kernel (tests/kunit/debug.config) has no KSM; this
+        # test runs on every kernel of the matrix, which all have it.
+        print("  skipped: no KSM in this kernel (no ksmd to drive)")
+        return
     check(ksmd, "no ksmd kernel thread: %s" % sorted(kt.values()))
     ksmd = ksmd[0]
     with open(KSM + "sleep_millisecs") as f:
@@ -533,10 +545,37 @@ def attach_zombie():
                   (o0, o1), min_cs=50)
 
 
-def fork_worker(go_r, done_w, work):
+class CloneArgs(ctypes.Structure):
+    # struct clone_args up to set_tid_size (CLONE_ARGS_SIZE_VER1)
+    _fields_ = [(n, ctypes.c_uint64) for n in
+                ("flags", "pidfd", "child_tid", "parent_tid", "exit_signal",
+                 "stack", "stack_size", "tls", "set_tid", "set_tid_size")]
+
+
+SYS_CLONE3 = 435
+
+
+def clone3_set_tid(want):
+    """fork() with pid @want (clone3 set_tid, root): for kernels without
+    CONFIG_CHECKPOINT_RESTORE, which have no ns_last_pid.  PyDLL keeps the
+    GIL across the call, so the child resumes holding it like os.fork()."""
+    libc = ctypes.PyDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    tid = (ctypes.c_int32 * 1)(want)
+    args = CloneArgs(exit_signal=signal.SIGCHLD,
+                     set_tid=ctypes.addressof(tid), set_tid_size=1)
+    pid = libc.syscall(ctypes.c_long(SYS_CLONE3), ctypes.byref(args),
+                       ctypes.c_size_t(ctypes.sizeof(args)))
+    if pid < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, "clone3 set_tid=%d: %s" % (want, os.strerror(err)))
+    return pid
+
+
+def fork_worker(go_r, done_w, work, forker=os.fork):
     """Fork a child that waits for a byte on @go_r, runs @work, writes a
     byte on @done_w and waits to be killed."""
-    pid = os.fork()
+    pid = forker()
     if pid == 0:
         try:
             os.read(go_r, 1)
@@ -573,7 +612,11 @@ def minflt(pid):
 
 
 def fork_with_pid(want, go_r, done_w, work, tries=50):
-    """Fork a worker whose pid is @want, via /proc/sys/kernel/ns_last_pid."""
+    """Fork a worker whose pid is @want, via /proc/sys/kernel/ns_last_pid,
+    or clone3's set_tid where the kernel has no ns_last_pid."""
+    if not os.path.exists("/proc/sys/kernel/ns_last_pid"):
+        return fork_worker(go_r, done_w, work,
+                           forker=lambda: clone3_set_tid(want))
     for _ in range(tries):
         with open("/proc/sys/kernel/ns_last_pid", "w") as f:
             f.write(str(want - 1))
