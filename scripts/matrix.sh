@@ -77,6 +77,30 @@ stage_sources() {
 	"$top/scripts/stage-kmod.sh" "$1"
 }
 
+# The integration tests in a VM booted on one kernel, with the module built
+# in DIR/kmod: vm_tests DIR SMP VM-RUN-KERNEL-OPTIONS...  Sets $tests (the
+# table cell), adds to $npass/$nfail, sets fail=1 on any failure.
+vm_tests() {
+	local dir=$1 smp=$2 rc line
+	shift 2
+	rm -rf "$dir/vm"
+	set +e
+	(cd "$top" && VP_MODULE=$dir/kmod/vcpuperf.ko \
+		scripts/vm-run.sh "$@" --smp "$smp" --timeout 1800 \
+		--out "$dir/vm" -- python3 tests/integration/run.py)
+	rc=$?
+	set -e
+	line=$(grep -aE '^[0-9]+ passed, [0-9]+ failed' "$dir/vm/console.log" 2>/dev/null |
+		tail -n1 || true)
+	tests="${line:-no result line} (smp $smp)"
+	if [ -n "$line" ]; then
+		npass=$((npass + $(echo "$line" | cut -d' ' -f1)))
+		nfail=$((nfail + $(echo "$line" | cut -d' ' -f3)))
+	fi
+	[ "$rc" -eq 0 ] || { tests="$tests (exit $rc)"; fail=1; }
+	case "$line" in *", 0 failed"*) ;; *) fail=1 ;; esac
+}
+
 mkdir -p "$out"
 rows=()
 fail=0
@@ -137,22 +161,7 @@ while read -r label kver; do
 		# is resolved; VP_MATRIX_SMP=2 overrides.
 		case "$label" in 6.12-*) smp=${VP_MATRIX_SMP:-1} ;; *) smp=${VP_MATRIX_SMP:-2} ;; esac
 		echo "==== $label ($kver): integration tests in the VM (smp $smp)"
-		rm -rf "$dir/vm"
-		set +e
-		(cd "$top" && VP_MODULE=$dir/kmod/vcpuperf.ko \
-			scripts/vm-run.sh --kver "$kver" --smp "$smp" --timeout 1800 \
-			--out "$dir/vm" -- python3 tests/integration/run.py)
-		rc=$?
-		set -e
-		line=$(grep -aE '^[0-9]+ passed, [0-9]+ failed' "$dir/vm/console.log" 2>/dev/null |
-			tail -n1 || true)
-		tests="${line:-no result line} (smp $smp)"
-		if [ -n "$line" ]; then
-			npass=$((npass + $(echo "$line" | cut -d' ' -f1)))
-			nfail=$((nfail + $(echo "$line" | cut -d' ' -f3)))
-		fi
-		[ "$rc" -eq 0 ] || { tests="$tests (exit $rc)"; fail=1; }
-		case "$line" in *", 0 failed"*) ;; *) fail=1 ;; esac
+		vm_tests "$dir" "$smp" --kver "$kver"
 	fi
 	t2=$(date +%s)
 	rows+=("$label|$kver|$build|$tests|build $((t1 - t0))s, tests $((t2 - t1))s")
@@ -200,22 +209,7 @@ if [ "${VP_MATRIX_SID:-1}" != 0 ]; then
 			# (static-key patching), even in early boot; one vCPU.
 			smp=${VP_MATRIX_SMP:-1}
 			echo "==== $label ($SID_KVER): integration tests in the VM (smp $smp)"
-			set +e
-			(cd "$top" && VP_MODULE=$dir/kmod/vcpuperf.ko \
-				scripts/vm-run.sh --kernel "$SID_VMLINUZ" --modules-dir "$SID_MODDIR" \
-				--smp "$smp" --timeout 1800 --out "$dir/vm" -- \
-				python3 tests/integration/run.py)
-			rc=$?
-			set -e
-			line=$(grep -aE '^[0-9]+ passed, [0-9]+ failed' "$dir/vm/console.log" 2>/dev/null |
-				tail -n1 || true)
-			tests="${line:-no result line} (smp $smp)"
-			if [ -n "$line" ]; then
-				npass=$((npass + $(echo "$line" | cut -d' ' -f1)))
-				nfail=$((nfail + $(echo "$line" | cut -d' ' -f3)))
-			fi
-			[ "$rc" -eq 0 ] || { tests="$tests (exit $rc)"; fail=1; }
-			case "$line" in *", 0 failed"*) ;; *) fail=1 ;; esac
+			vm_tests "$dir" "$smp" --kernel "$SID_VMLINUZ" --modules-dir "$SID_MODDIR"
 		fi
 		rows+=("$label|$SID_KVER|$build|$tests|build $((t1 - t0))s, tests $(($(date +%s) - t1))s")
 	fi
