@@ -19,7 +19,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from vptest import (Cat, TestFailure, Workload, check,  # noqa: E402
                     dmesg_mark, finit_module, is_signed, load, read_file, sh,
-                    unload, run_checks, DEBUGFS, DEVICE, MODULE)
+                    unload, run_checks, run_workload, DEBUGFS, DEVICE, MODULE)
 
 MS = 1000000
 UNSIGNED = os.environ.get("VP_MODULE_UNSIGNED", "")
@@ -93,15 +93,7 @@ def tool_falls_back_and_counts():
                  "--hold-ms", "800")
     c = Cat("lockdown", "--qemu", str(w.pid), "--interval", "100ms",
             "--events", "task-clock,page-faults,context-switches")
-    try:
-        c.wait_started(2, timeout=60)
-        w.go()
-        rep = w.wait()
-        time.sleep(0.3)
-    finally:
-        w.kill()
-        rc = c.stop()
-    check(rc == 0, "vcpuperf-cat exit %d: %s" % (rc, c.stderr))
+    rep = run_workload(c, w, 2, timeout=60)
     check("using " + DEVICE in c.stderr and "lockdown" in c.stderr,
           "fallback not reported: %r" % c.stderr)
     print("  stderr: %s" % c.stderr.strip())

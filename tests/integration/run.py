@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from vptest import (Cat, TestFailure, Workload, check, control,  # noqa: E402
                     dev_control, dmesg_clean_since, dmesg_mark,
                     kmemleak_clean, load, open_errno, read_file, sh, unload,
-                    within, DEBUGFS, DEVICE, MODULE, CAT)
+                    run_workload, within, DEBUGFS, DEVICE, MODULE, CAT)
 
 MS = 1000000
 
@@ -55,15 +55,7 @@ def counts_match_proc_oracles():
     c = Cat("counts", "--qemu", str(w.pid), "--interval", "100ms",
             "--events", "task-clock,page-faults,context-switches,cycles,"
             "instructions")
-    try:
-        c.wait_started(2)
-        w.go()
-        rep = w.wait()
-        time.sleep(0.3)
-    finally:
-        w.kill()
-        rc = c.stop()
-    check(rc == 0, "vcpuperf-cat exit %d: %s" % (rc, c.stderr))
+    rep = run_workload(c, w, 2)
     rows = by_tid(c.rows())
     for th in rep["threads"]:
         tid = th["tid"]

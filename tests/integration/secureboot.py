@@ -13,12 +13,11 @@ is the kernel's own."""
 import errno
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from vptest import (Cat, Workload, check, dmesg_mark,  # noqa: E402
                     finit_module, is_signed, load, sh, unload, run_checks,
-                    MODULE)
+                    run_workload, MODULE)
 
 UNSIGNED = os.environ.get("VP_MODULE_UNSIGNED", "")
 OTHERKEY = os.environ.get("VP_MODULE_OTHERKEY", "")
@@ -78,15 +77,7 @@ def build_key_loads_and_counts():
                  "--hold-ms", "500")
     c = Cat("sb", "--qemu", str(w.pid), "--interval", "100ms", "--events",
             "page-faults,task-clock")
-    try:
-        c.wait_started(1, timeout=60)
-        w.go()
-        rep = w.wait()
-        time.sleep(0.3)
-    finally:
-        w.kill()
-        rc = c.stop()
-    check(rc == 0, "vcpuperf-cat exit %d: %s" % (rc, c.stderr))
+    rep = run_workload(c, w, 1, timeout=60)
     th = rep["threads"][0]
     rows = [r for r in c.rows() if r["tid"] == th["tid"]]
     pf = sum(r["page_faults"] for r in rows)

@@ -296,3 +296,19 @@ def is_signed(path):
     with open(path, "rb") as f:
         f.seek(-28, os.SEEK_END)
         return f.read() == b"~Module signature appended~\n"
+
+
+def run_workload(c, w, nstarted, settle=0.3, timeout=30):
+    """Wait for @nstarted perf_started events of vcpuperf-cat @c, let the
+    workload @w run to its report, give the sampler @settle seconds, then
+    end both (checking that vcpuperf-cat exits 0).  Returns the report."""
+    try:
+        c.wait_started(nstarted, timeout=timeout)
+        w.go()
+        rep = w.wait()
+        time.sleep(settle)
+    finally:
+        w.kill()
+        rc = c.stop()
+    check(rc == 0, "vcpuperf-cat exit %d: %s" % (rc, c.stderr))
+    return rep
