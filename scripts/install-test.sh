@@ -138,6 +138,10 @@ check() { # description command...
 }
 t_all=$(date +%s)
 
+# Each make below names its kernel with KVER=; a KDIR inherited from the
+# environment (`make check` exports the default kernel's) would override
+# the KDIR the Makefile derives from that KVER.
+unset KDIR
 echo "==== install-test: kernels ${kvers[*]}"
 make -s tool >"$out/tool-build.log" 2>&1
 
