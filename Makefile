@@ -4,6 +4,7 @@
 #   make            build the module (against KDIR) and vcpuperf-cat
 #   make demo       set up, build, boot a VM, attach to a workload, print JSONL
 #   make check      set up, build and run every test
+#   make stress     the long stress run in the debug kernel (30-45 min)
 #
 # KDIR defaults to the running kernel's build tree; on a machine without a
 # module-capable running kernel (CI, this project's build hosts) it falls
@@ -28,7 +29,7 @@ KDIR ?= /lib/modules/$(KVER)/build
 
 export KVER KDIR
 
-.PHONY: print-kver all module tool setup check demo clean fuzz kunit bench bench-smoke matrix dkms-test
+.PHONY: print-kver all module tool setup check demo clean fuzz kunit bench bench-smoke matrix dkms-test stress
 
 all: module tool
 
@@ -54,6 +55,9 @@ demo: setup
 kunit: setup
 	scripts/kunit.sh
 
+stress: setup
+	scripts/stress.sh --long
+
 bench: setup
 	scripts/bench.sh
 
@@ -74,3 +78,4 @@ clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	$(MAKE) -C tools clean
 	$(MAKE) -C fuzz clean
+	$(MAKE) -C tests/stress clean

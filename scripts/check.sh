@@ -62,11 +62,15 @@ cat "$OUT/kunit.log"
 step "VM: integration tests again on the debug kernel"
 scripts/debug-integration.sh --out "$OUT/debug-vm" || fail=1
 
+step "stress: short form in the debug kernel (every phase, fewer cycles; make stress runs the long one)"
+scripts/stress.sh --out "$OUT/stress" || fail=1
+
 # One closing line for the whole run, summed over the suites.
 passed=0
 failed=0
 for log in "$OUT/tool.log" "$OUT/vm/console.log" "$OUT/kunit.log" \
-	"$OUT/debug-vm/console.log" "$OUT/matrix/result.log"; do
+	"$OUT/debug-vm/console.log" "$OUT/matrix/result.log" \
+	"$OUT/stress/console.log"; do
 	line=$(grep -aE '^[0-9]+ passed, [0-9]+ failed' "$log" 2>/dev/null | tail -n1)
 	if [ -z "$line" ]; then
 		echo "no result line in $log"

@@ -28,6 +28,8 @@
  * FILE gets the number of writes done, rewritten every 1000 writes.
  * Writes slower than --slow-ms (default 100) are counted, and the first 10
  * are printed to stderr with their time and result.
+ * --dump FILE writes each command to FILE instead, as a 4-byte native
+ * length and the bytes (to look at the corpus offline).
  * --fixed CMD writes CMD N times instead (no resets): the kernel's cost
  * of one write, for the report.
  * Exit status 0, 1 if an undocumented errno or a failed reset was seen,
@@ -347,6 +349,7 @@ int main(int argc, char **argv)
 {
 	const char *ctl = NULL, *reset = "interval 5ms", *prog_path = NULL;
 	const char *fixed = NULL;
+	FILE *dump = NULL;
 	long slow_ms = 100, slow = 0;
 	long count = -1, reset_every = 200, resets = 0, written = 0;
 	long filtered = 0, per_errno[MAXERR] = { 0 };
@@ -373,6 +376,12 @@ int main(int argc, char **argv)
 			reset = argv[++i];
 		} else if (!strcmp(argv[i], "--slow-ms")) {
 			slow_ms = atol(argv[++i]);
+		} else if (!strcmp(argv[i], "--dump")) {
+			dump = fopen(argv[++i], "w");
+			if (!dump) {
+				perror(argv[i]);
+				return 1;
+			}
 		} else if (!strcmp(argv[i], "--fixed")) {
 			fixed = argv[++i];
 		} else if (!strcmp(argv[i], "--progress")) {
@@ -437,7 +446,14 @@ int main(int argc, char **argv)
 			continue;
 		}
 		t0 = now_ns();
-		e = write(fd, b.p, b.len) < 0 ? errno : 0;
+		if (dump) {
+			unsigned int n = (unsigned int)b.len;
+
+			e = fwrite(&n, sizeof(n), 1, dump) == 1 &&
+			    fwrite(b.p, 1, b.len, dump) == b.len ? 0 : EIO;
+		} else {
+			e = write(fd, b.p, b.len) < 0 ? errno : 0;
+		}
 		dt = now_ns() - t0;
 		t_total += dt;
 		if (dt > t_max)
