@@ -684,8 +684,11 @@ def phase_fuzz(n, batch=int(os.environ.get("VP_FUZZ_BATCH", "1000"))):
                         except OSError as ex:
                             log("  /proc/%s: %s" % (f, ex))
                     log(read_file("status")[:3000])
-                check(cat.proc.poll() is None, "reader died: %s" %
-                      cat.proc.stderr.read())
+                # (not "%s" % stderr.read() in the message: evaluated on
+                # every call, it blocks until the reader exits)
+                if cat.proc.poll() is not None:
+                    raise TestFailure("reader died: %s" %
+                                      cat.proc.stderr.read())
                 size = rows_size(cat)
                 windows += 1
                 if size > last:
