@@ -7,6 +7,7 @@
 #   make install    install the module (for KVER), vcpuperf-cat, the man
 #                   pages, the modprobe.d example and the systemd unit
 #   make uninstall  remove what make install added
+#   make stress     the long stress run in the debug kernel (30-45 min)
 #
 # KDIR defaults to the running kernel's build tree; on a machine without a
 # module-capable running kernel (CI, this project's build hosts) it falls
@@ -32,7 +33,8 @@ KDIR ?= /lib/modules/$(KVER)/build
 export KVER KDIR
 
 .PHONY: print-kver all module tool setup check demo clean fuzz kunit bench bench-smoke matrix dkms-test \
-	install install-module install-files uninstall uninstall-module uninstall-files install-test
+	install install-module install-files uninstall uninstall-module uninstall-files install-test \
+	stress
 
 all: module tool
 
@@ -57,6 +59,9 @@ demo: setup
 
 kunit: setup
 	scripts/kunit.sh
+
+stress: setup
+	scripts/stress.sh --long
 
 bench: setup
 	scripts/bench.sh
@@ -162,3 +167,4 @@ clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	$(MAKE) -C tools clean
 	$(MAKE) -C fuzz clean
+	$(MAKE) -C tests/stress clean

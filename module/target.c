@@ -70,14 +70,22 @@ static struct vp_target *vp_target_new(struct vp_state *vp,
 
 	t = kzalloc(sizeof(*t), GFP_KERNEL);
 	if (!t)
-		return NULL;
+		return ERR_PTR(-ENOMEM);
+	t->gtid = task_pid_nr(task);
+	t->tid = task_pid_nr_ns(task, ns);
+	t->id.pid = task_tgid_nr_ns(task, ns);
+	/*
+	 * Exited since it was collected: its pid is gone and every number
+	 * reads 0, which would make its records look like session records.
+	 */
+	if (!t->gtid || !t->tid || !t->id.pid) {
+		kfree(t);
+		return ERR_PTR(-ESRCH);
+	}
 	get_task_struct(task);
 	t->task = task;
 	t->kind = kind;
 	t->group = group;
-	t->gtid = task_pid_nr(task);
-	t->tid = task_pid_nr_ns(task, ns);
-	t->id.pid = task_tgid_nr_ns(task, ns);
 	get_task_comm(comm, task);
 	strscpy(t->comm, comm, sizeof(t->comm));
 	t->id.vcpu = vp_parse_vcpu(comm);
@@ -89,7 +97,7 @@ static struct vp_target *vp_target_new(struct vp_state *vp,
 	if (xa_insert(&vp->by_tid, t->gtid, t, GFP_KERNEL)) {
 		put_task_struct(task);
 		kfree(t);
-		return NULL;
+		return ERR_PTR(-ENOMEM);
 	}
 	return t;
 }
@@ -281,7 +289,10 @@ static struct vp_group *vp_find_group(struct vp_state *vp, struct pid *pid)
 	return NULL;
 }
 
-/* Start targets for @tasks (references consumed); -ENOMEM stops early. */
+/*
+ * Start targets for @tasks (references consumed); -ENOMEM stops early.  A
+ * thread that exited since it was collected is left out.
+ */
 static int vp_start_tasks(struct vp_state *vp, struct task_struct **tasks,
 			  u32 nr, struct pid_namespace *ns,
 			  enum vcpuperf_target_kind kind, struct vp_group *g,
@@ -293,11 +304,12 @@ static int vp_start_tasks(struct vp_state *vp, struct task_struct **tasks,
 	u32 i;
 
 	for (i = 0; i < nr; i++) {
-		t = ret ? NULL : vp_target_new(vp, tasks[i], ns, kind, g,
-					       descs, nr_events);
+		t = ret ? ERR_PTR(ret) : vp_target_new(vp, tasks[i], ns, kind,
+						       g, descs, nr_events);
 		put_task_struct(tasks[i]);
-		if (!t) {
-			ret = -ENOMEM;
+		if (IS_ERR(t)) {
+			if (PTR_ERR(t) != -ESRCH)
+				ret = PTR_ERR(t);
 			continue;
 		}
 		vp_target_start(vp, t);

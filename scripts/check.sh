@@ -87,6 +87,10 @@ scripts/secure-boot-test.sh --out "$OUT/secure-boot" || fail=1
 step "VM: integration tests again on the debug kernel"
 scripts/debug-integration.sh --out "$OUT/debug-vm" || fail=1
 
+# The stress scenario (tests/stress, `make stress`) is not part of make
+# check yet: its overflow phase is timing-dependent under TCG and its short
+# form takes over 10 minutes; see issue 5.
+
 # One closing line for the whole run, summed over the suites.
 passed=0
 failed=0

@@ -1,11 +1,13 @@
 #!/bin/bash
 # stress.sh - run tests/stress/stress.py in the test VM: attach/detach
-# churn, random readers, rmmod with a blocked reader, ring overflow, a
-# SIGKILLed QEMU, a control-file fuzzer, the permission table.
+# churn, random readers, rmmod with a blocked reader, ring overflow and
+# recovery, a SIGKILLed QEMU, a control-file fuzzer (tests/stress/ctlfuzz).
 #
 # Usage: scripts/stress.sh [--long] [--kernel debug|debian] [--out DIR]
 #                          [-- STRESS.PY ARGS...]
-#   --long            1000 cycles, 25 rmmods, 100000 writes (default: --short)
+#   --long            1000 cycles, 25 rmmods, 100000 writes: make stress
+#                     (default --short: every phase with fewer cycles, for
+#                     make check)
 #   --kernel debug    the KASAN/lockdep/kmemleak kernel of scripts/kunit-kernel.sh
 #                     (default), with vcpuperf.ko built against it in a mirror
 #   --kernel debian   the newest installed Debian kernel (make module)
@@ -27,6 +29,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 out=${out:-$top/out/stress-$kernel}
+mkdir -p "$(dirname "$out")"
 
 make -C "$top" tool >/dev/null
 make -C "$top/tests/stress" >/dev/null
@@ -38,7 +41,7 @@ if [ "$kernel" = debug ]; then
 	# the ones built against the Debian kernel in the source tree.
 	stage=$top/out/debug-kmod
 	"$top/scripts/stage-kmod.sh" "$stage"
-	make -C "$kbuild" M="$stage" modules >"$out.build.log" 2>&1 ||
+	make -C "$kbuild" M="$stage" W=1 modules >"$out.build.log" 2>&1 ||
 		{ cat "$out.build.log"; exit 1; }
 	export VP_MODULE=$stage/vcpuperf.ko VP_KMEMLEAK=1
 	vmargs=(--kernel "$bzimage")
@@ -54,7 +57,7 @@ fi
 rm -rf "$out"
 mkdir -p "$out"
 cd "$top"
-timeout_s=1200
+timeout_s=1500
 [ "$mode" = --long ] && timeout_s=5400
 exec scripts/vm-run.sh "${vmargs[@]}" --mem 2048 --timeout "$timeout_s" \
 	--out "$out" -- python3 tests/stress/stress.py "$mode" "$@"

@@ -72,6 +72,18 @@ def tail_rows(cat, nbytes=1 << 20):
     return [json.loads(ln) for ln in lines if ln]
 
 
+CATS = []
+
+
+def keep_events():
+    """After a failed phase: its readers' event files to the output share
+    (the rows stay behind: too large)."""
+    for cat in CATS:
+        if os.path.exists(cat.events_path):
+            sh("cp %s %s/" % (cat.events_path, OUT), check_rc=False)
+    del CATS[:]
+
+
 def cleanup(cat):
     for p in (cat.rows_path, cat.events_path):
         try:
@@ -96,6 +108,22 @@ RNG = random.Random(int(os.environ.get("VP_STRESS_SEED", "0")) or None)
 
 def log(msg):
     print(msg, flush=True)
+
+
+class Laps:
+    """Where a phase spends its time: 'step 1.2s, step 3.4s'."""
+
+    def __init__(self):
+        self.t = time.time()
+        self.laps = []
+
+    def __call__(self, what):
+        now = time.time()
+        self.laps.append("%s %.1fs" % (what, now - self.t))
+        self.t = now
+
+    def __str__(self):
+        return ", ".join(self.laps)
 
 
 def ename(e):
@@ -329,61 +357,122 @@ def phase_rmmod(n):
 
 # ---------------------------------------------------------- overflow ---
 
-def phase_overflow():
-    load("ring_kb=64")
+def status_ring():
+    """(bytes used, drops) from the status file."""
+    used = drops = None
+    for ln in read_file("status").splitlines():
+        if ln.startswith("ring:"):
+            used = int(ln.split(",")[1].split()[0])
+        elif ln.startswith("records:") and "dropped" in ln:
+            drops = int(ln.split(",")[1].split()[0])
+            break
+    check(used is not None and drops is not None, "no ring line in status")
+    return used, drops
+
+
+def phase_overflow(recover_interval):
+    """256 vCPU threads at 1 ms into a 256 KiB ring, read by vcpuperf-cat.
+    The reader runs first and reads every started record; then it is
+    stopped (SIGSTOP): the ring overflows.  After SIGCONT it catches up:
+    the drop count stops growing, rows flow again, and every drop is
+    reported in the stream exactly (the tool fails on an unexplained
+    gap)."""
+    lap = Laps()
+    load("ring_kb=256")
     ch = Churn("overflow", persist=256, spawners=1)
+    lap("256 threads up")
     cat = None
+    timeline = []
     try:
-        check(control("interval 1ms") == 0, "interval")
-        cat = Cat("overflow", "--no-attach")
+        cat = Cat("overflow", "--no-attach")    # the reader runs first
+        CATS.append(cat)
+        # Attach at a pace the reader keeps up with, so that it reads every
+        # started record; then 1 ms, and the reader stops.
+        check(control("interval 100ms") == 0, "interval")
         check(control("attach qemu=%d events=task-clock,context-switches" %
                       ch.pid) == 0, "attach")
-        cat.wait_started(256, timeout=120)
-        os.kill(cat.proc.pid, signal.SIGSTOP)       # the slow reader
-        deadline = time.time() + 30
-        while status_drops() == 0 and time.time() < deadline:
-            time.sleep(0.2)
+        lap("attach")
+        cat.wait_started(256, timeout=300)
+        lap("256 started read")
+        check(control("interval 1ms") == 0, "interval")
         time.sleep(1)
-        provoked_stopped = status_drops()
-        check(provoked_stopped > 0, "no drops with a stopped reader")
+        _, before = status_ring()
+        os.kill(cat.proc.pid, signal.SIGSTOP)       # the slow reader
+        # (reading status with 256 targets takes seconds under TCG: wait
+        # first, read once)
+        time.sleep(3)
+        deadline = time.time() + 60
+        while status_ring()[1] == before and time.time() < deadline:
+            time.sleep(1)
+        _, at_resume = status_ring()
+        check(at_resume > before, "no drops with a stopped reader")
+        lap("overflow")
+        if recover_interval:
+            check(control("interval %s" % recover_interval) == 0,
+                  "interval")
         resume = time.monotonic_ns()
         os.kill(cat.proc.pid, signal.SIGCONT)
-        deadline = time.time() + 60
-        fresh = 0
+        # Caught up: a 5 s window in which the drop count stays put while
+        # rows keep coming.
+        deadline = time.time() + 300
+        quiet_from = None       # (when, drops, rows bytes) drops last moved
         while time.time() < deadline:
-            fresh = sum(1 for r in tail_rows(cat) if r["t_mono_ns"] >
-                        resume + 500 * 1000000)
-            if fresh >= 256:
+            used, d = status_ring()
+            size = rows_size(cat)
+            now = time.monotonic_ns()
+            timeline.append(((now - resume) / 1e9, used, d, size))
+            if quiet_from is None or d != quiet_from[1]:
+                quiet_from = (now, d, size)
+            elif now - quiet_from[0] >= 5e9 and size > quiet_from[2]:
                 break
             time.sleep(0.5)
-        check(fresh >= 256, "rows did not flow again after the reader "
-              "resumed (%d fresh)" % fresh)
+        check(now - quiet_from[0] >= 5e9 and size > quiet_from[2],
+              "drops never stopped after the reader resumed: %s" %
+              timeline[-10:])
+        recovered, drops_recovered = quiet_from[0], quiet_from[1]
+        lap("recovery")
+        # Drained before stop: the final records of 256 threads fit.
+        deadline = time.time() + 120
+        while status_ring()[0] > 4096 and time.time() < deadline:
+            time.sleep(0.5)
         check(control("stop") == 0, "stop")
-        rc = cat.wait(timeout=120)
-        provoked = status_drops()
+        rc = cat.wait(timeout=300)
+        _, provoked = status_ring()
+        lap("stop and drain")
     finally:
         if cat and cat.proc.poll() is None:
             os.kill(cat.proc.pid, signal.SIGCONT)
             cat.proc.kill()
         ch.kill()
     unload()
+    lap("rmmod")
     check(rc == 0, "reader exit %d (unexplained gap?): %s" % (rc, cat.stderr))
-    reported = sum(d["count"] for d in cat.events("perf_dropped"))
+    dropped = cat.events("perf_dropped")
+    reported = sum(d["count"] for d in dropped)
     gaps = cat.events("perf_seq_gap")
     fin = session_finished(cat)
+    rows, fresh, _ = watched_gap(cat, ch.tids, recovered, 2**62)
     STATS["drops_provoked"] = STATS.get("drops_provoked", 0) + provoked
     STATS["drops_reported"] = STATS.get("drops_reported", 0) + reported
-    log("  drops provoked %d (status; %d while the reader was stopped), "
-        "reported %d in %d perf_dropped, %d seq gaps all explained: %s, "
-        "session finished drops %s, %d rows after resume" %
-        (provoked, provoked_stopped, reported,
-         len(cat.events("perf_dropped")), len(gaps),
+    log("  timeline after SIGCONT (s, ring bytes used, drops, rows file "
+        "bytes): %s" % " ".join("%.1f/%d/%d/%d" % x for x in
+                                timeline[::max(1, len(timeline) // 12)]))
+    log("  drops provoked %d (status; %d before the stop, %d at resume, %d "
+        "when recovered %.1fs after resume), reported %d in %d perf_dropped, "
+        "%d seq gaps all explained: %s, session finished drops %s, %d rows "
+        "after recovery" %
+        (provoked, before, at_resume, drops_recovered,
+         (recovered - resume) / 1e9, reported, len(dropped), len(gaps),
          all(g["explained"] for g in gaps), fin and fin["drops"], fresh))
+    lap("counting")
+    log("  time: %s" % lap)
     check(all(g["explained"] for g in gaps), "unexplained gaps")
     check(reported == provoked, "reported %d != provoked %d" %
           (reported, provoked))
     check(fin and fin["drops"] == provoked, "session drops %s" %
           (fin and fin["drops"]))
+    check(fresh >= 256, "only %d rows after recovery" % fresh)
+    cleanup(cat)
 
 
 # -------------------------------------------------------------- qemu ---
@@ -435,9 +524,12 @@ def phase_qemu():
 
 # -------------------------------------------------------------- fuzz ---
 
+CTLFUZZ = os.path.join(REPO, "tests", "stress", "ctlfuzz")
+
+
 def seeds(pid, tids):
     t = ",".join(str(x) for x in tids)
-    return [s.encode() for s in (
+    return [
         "attach qemu=%d events=task-clock,context-switches" % pid,
         "attach pid=%d events=cycles:u,instructions:k guest_only" % pid,
         "attach tid=%s events=r1234,1:3,sched:sched_switch pinned" % t,
@@ -447,124 +539,224 @@ def seeds(pid, tids):
         "interval 5ms\n", "interval 250us", "interval 1s", "interval 3",
         "attach pid=1 events=task-clock",
         "attach tid=%s,%s events=cs,faults,cpu-migrations" % (t, t),
-    )]
+    ]
 
 
-def mutate(data, pool):
-    b = bytearray(data)
-    for _ in range(RNG.randint(1, 4)):
-        op = RNG.randrange(9)
-        if op == 0 and b:                       # bit flip
-            i = RNG.randrange(len(b))
-            b[i] ^= 1 << RNG.randrange(8)
-        elif op == 1 and b:                     # byte replace
-            b[RNG.randrange(len(b))] = RNG.choice(
-                (0, 10, 32, 44, 61, 58, 255, RNG.randrange(256)))
-        elif op == 2:                           # truncate
-            b = b[:RNG.randrange(len(b) + 1)]
-        elif op == 3 and b:                     # duplicate a slice
-            i = RNG.randrange(len(b))
-            j = RNG.randrange(i, len(b) + 1)
-            b[j:j] = b[i:j] * RNG.randint(1, 8)
-        elif op == 4:                           # splice with another seed
-            o = RNG.choice(pool)
-            i, j = RNG.randrange(len(b) + 1), RNG.randrange(len(o) + 1)
-            b = b[:i] + o[j:]
-        elif op == 5:                           # insert random bytes
-            i = RNG.randrange(len(b) + 1)
-            b[i:i] = bytes(RNG.randrange(256) for _ in
-                           range(RNG.randint(1, 8)))
-        elif op == 6:                           # number replacement
-            s = b.split(b"=")
-            if len(s) > 1:
-                k = RNG.randrange(1, len(s))
-                s[k] = str(RNG.choice((0, -1, 1, 2, 65535, 2**31, 2**32 + 1,
-                                       2**64, 10**30))).encode() + \
-                    s[k].lstrip(b"0123456789-")
-                b = bytearray(b"=".join(s))
-        elif op == 7:                           # many list entries
-            b += b"," + b",".join(str(RNG.randint(1, 40000)).encode()
-                                  for _ in range(RNG.choice((5, 100, 1100))))
-        else:                                   # whitespace games
-            b = bytearray(bytes(b).replace(b" ", RNG.choice(
-                (b"  ", b"\t", b"", b"\n", b" \x00"))))
-    return bytes(b)
+AWK_GAP = r"""
+BEGIN { n = split(tids, a, ","); for (i = 1; i <= n; i++) want[a[i]] = 1 }
+match($0, /"tid":[0-9]+/) {
+    t = substr($0, RSTART + 6, RLENGTH - 6)
+    if (!(t in want)) next
+    match($0, /"t_mono_ns":[0-9]+/)
+    ts = substr($0, RSTART + 12, RLENGTH - 12) + 0
+    rows++
+    if (ts >= t0 && ts <= t1) {
+        if (t in last && ts - last[t] > gap) gap = ts - last[t]
+        last[t] = ts
+        inwin++
+    }
+}
+END { printf "%d %d %d\n", rows, inwin, gap }
+"""
 
 
-def forbidden(cmd):
-    """Could this be a valid stop or detach? Never sent."""
-    low = cmd.lower()
-    return b"stop" in low or b"detach" in low
+def watched_gap(cat, tids, t0, t1):
+    """Rows of tids, rows of tids within [t0, t1] (CLOCK_MONOTONIC ns) and
+    the longest gap between two rows of the same tid in that window (awk:
+    the rows file is too large for Python under TCG)."""
+    p = subprocess.run(["awk", "-v", "tids=" + ",".join(map(str, tids)),
+                        "-v", "t0=%d" % t0, "-v", "t1=%d" % t1, AWK_GAP,
+                        cat.rows_path], capture_output=True, text=True,
+                       timeout=600, check=True)
+    rows, inwin, gap = (int(x) for x in p.stdout.split())
+    return rows, inwin, gap
 
 
-def phase_fuzz(n):
+WATCHDOG = r"""
+sleep %d
+echo "== watchdog: task stacks"
+for p in /proc/[0-9]*; do
+    c=$(cat $p/comm 2>/dev/null)
+    case "$c" in ctlfuzz|python3|vcpuperf*|churn) ;; *) continue ;; esac
+    echo "-- ${p#/proc/} $c $(cut -d' ' -f3 $p/stat)"
+    cat $p/stack 2>/dev/null
+    for t in $p/task/*; do
+        echo "   task ${t##*/} $(cat $t/comm) $(cut -d' ' -f3 $t/stat)"
+        cat $t/stack 2>/dev/null | sed 's/^/     /'
+    done
+done
+echo w > /proc/sysrq-trigger 2>/dev/null && dmesg | tail -n 150
+echo "== watchdog end"
+"""
+
+
+def ctlfuzz(*args):
+    """Run tests/stress/ctlfuzz to the end; its JSON summary."""
+    p = subprocess.run([CTLFUZZ, "--control", CTRL] + list(args),
+                       capture_output=True, text=True, timeout=3600)
+    check(p.stdout.strip(), "ctlfuzz printed nothing (rc %d): %s" %
+          (p.returncode, p.stderr))
+    check(p.returncode == 0, "ctlfuzz failed (rc %d): %s" %
+          (p.returncode, p.stderr.strip()))
+    return json.loads(p.stdout)
+
+
+def write_cost(label):
+    """Mean and max kernel time of one rejected control write, in us."""
+    r = ctlfuzz("--count", "300", "--fixed", "bogus command")
+    check(r["errno"] == {"EINVAL": 300}, "bogus command: %s" % r["errno"])
+    return "%s %.0f us mean, %.0f us max" % (
+        label, r["write_ns_total"] / 1e3 / r["writes"],
+        r["write_ns_max"] / 1e3)
+
+
+def undo_fuzzed(keep):
+    """Detach what valid fuzzed attaches added (all but the line starting
+    with keep) and reset the interval: the next batch starts from the same
+    state and the sampling pass stays short.  Returns the detaches done."""
+    n = 0
+    for ln in read_file("control").splitlines():
+        if ln.startswith("attach ") and not ln.startswith(keep + " "):
+            target = ln.split()[1]
+            e = control("detach " + target)
+            check(e in (0, errno.ESRCH), "detach %s: %s" % (target,
+                                                            ename(e)))
+            n += e == 0
+    check(control("interval 10ms") == 0, "interval reset")
+    return n
+
+
+def phase_fuzz(n, batch=int(os.environ.get("VP_FUZZ_BATCH", "1000"))):
+    """tests/stress/ctlfuzz writes n random and mutated commands to the
+    control file, in batches, while a qemu= collection (2 vCPU threads,
+    10 ms) runs: every errno is a documented one, the collection is never
+    lost, and its rows keep coming throughout.  Between batches whatever a
+    valid fuzzed attach added is detached again (each command waits for the
+    sampler's lock, so hundreds of fuzz-attached threads would make every
+    write wait for a long sampling pass)."""
     load()
-    ch = Churn("fuzz", persist=2, spawners=1)
+    costs = [write_cost("idle module:")]
+    log("  " + costs[0])
+    ch = Churn("fuzz", persist=2, spawners=0)
     cat = Cat("fuzz", "--no-attach")
-    attach = "attach qemu=%d events=task-clock,context-switches" % ch.pid
-    hist = {}
-    written = filtered = reattached = 0
-    pool = seeds(ch.pid, ch.tids)
-    fd = None
+    CATS.append(cat)
+    keep = "attach qemu=%d" % ch.pid
+    attach = keep + " events=task-clock,context-switches"
+    res = {"writes": 0, "filtered": 0, "resets": 0, "wall_ns": 0, "slow": 0,
+           "write_ns_total": 0, "write_ns_max": 0, "errno": {}}
+    stalls = longest = windows = detached = batches = 0
     try:
-        check(control("interval 5ms") == 0, "interval")
+        check(control("interval 10ms") == 0, "interval")
         check(control(attach) == 0, "attach")
         cat.wait_started(2)
-        fd = os.open(CTRL, os.O_WRONLY)
-        batch = 1000
-        while written < n:
-            for _ in range(min(batch, n - written)):
-                r = RNG.random()
-                if r < 0.15:
-                    cmd = bytes(RNG.randrange(256) for _ in
-                                range(RNG.randrange(0, 80)))
-                elif r < 0.16:
-                    cmd = RNG.choice(pool) * RNG.randint(300, 2000)
+        costs.append(write_cost("collection running:"))
+        log("  " + costs[1])
+        sd = seeds(ch.pid, ch.tids)
+        if os.environ.get("VP_FUZZ_WATCHDOG"):
+            subprocess.Popen(["sh", "-c", WATCHDOG % int(
+                os.environ["VP_FUZZ_WATCHDOG"])])
+        t0 = time.monotonic_ns()
+        last = rows_size(cat)
+        run = 0
+        deadline = time.time() + 3600
+        while res["writes"] < n:
+            fz = subprocess.Popen(
+                [CTLFUZZ, "--control", CTRL, "--count",
+                 str(min(batch, n - res["writes"])), "--seed",
+                 str(RNG.randrange(1, 2**32)), "--reset-every", "200",
+                 "--reset", "interval 10ms", "--slow-ms", os.environ.get("VP_FUZZ_SLOW_MS", "100"), "--"] + sd,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            # Rows must keep coming: the file grows in every 2 s window, or
+            # at the latest within 15 windows (a fuzzed interval up to 60 s
+            # is undone by ctlfuzz's reset every 200 writes; 30 s leaves
+            # room for a starved TCG guest).
+            t_batch = time.time()
+            dumped = False
+            while fz.poll() is None:
+                time.sleep(2)
+                if not dumped and time.time() - t_batch > 60:
+                    dumped = True
+                    for f in ("stack", "syscall", "wchan", "stat"):
+                        try:
+                            with open("/proc/%d/%s" % (fz.pid, f)) as pf:
+                                log("  ctlfuzz slow, /proc/%s:\n%s" %
+                                    (f, pf.read().strip()))
+                        except OSError as ex:
+                            log("  /proc/%s: %s" % (f, ex))
+                    log(read_file("status")[:3000])
+                # (not "%s" % stderr.read() in the message: evaluated on
+                # every call, it blocks until the reader exits)
+                if cat.proc.poll() is not None:
+                    raise TestFailure("reader died: %s" %
+                                      cat.proc.stderr.read())
+                size = rows_size(cat)
+                windows += 1
+                if size > last:
+                    run = 0
                 else:
-                    cmd = mutate(RNG.choice(pool), pool)
-                if forbidden(cmd):
-                    filtered += 1
-                    continue
-                try:
-                    os.write(fd, cmd)
-                    e = 0
-                except OSError as ex:
-                    e = ex.errno
-                hist[e] = hist.get(e, 0) + 1
-                written += 1
-                check(e in DOCUMENTED, "write %r: errno %s not documented" %
-                      (cmd[:80], ename(e)))
-            # Between batches: undo what a valid fuzzed command may have
-            # changed, and check that rows still flow.
-            check(control("interval 5ms") == 0, "interval reset")
-            e = control(attach)
-            check(e in (0, errno.EEXIST), "re-attach: %s" % ename(e))
-            reattached += e == 0
-            before = rows_size(cat)
-            deadline = time.time() + 20
-            while rows_size(cat) <= before and time.time() < deadline:
-                check(cat.proc.poll() is None, "reader died: %s" %
-                      cat.proc.stderr.read())
-                time.sleep(0.05)
-            check(rows_size(cat) > before, "rows stopped flowing after %d "
-                  "writes" % written)
-        os.close(fd)
-        fd = None
+                    run += 1
+                    stalls += 1
+                    longest = max(longest, run)
+                last = size
+                check(run < 15, "no rows for 30 s after %d writes" %
+                      res["writes"])
+                check(time.time() < deadline, "ctlfuzz too slow")
+            out, err = fz.communicate()
+            check(out.strip(), "ctlfuzz printed nothing (rc %d): %s" %
+                  (fz.returncode, err))
+            r = json.loads(out)
+            check(fz.returncode == 0, "ctlfuzz failed (rc %d): %s" %
+                  (fz.returncode, err.strip()))
+            if err.strip() and res["slow"] < 20:
+                log("\n".join("  " + ln for ln in err.strip().splitlines()))
+            for k in ("writes", "filtered", "resets", "wall_ns",
+                      "write_ns_total", "slow"):
+                res[k] += r[k]
+            res["write_ns_max"] = max(res["write_ns_max"], r["write_ns_max"])
+            for k, v in r["errno"].items():
+                res["errno"][k] = res["errno"].get(k, 0) + v
+            batches += 1
+            detached += undo_fuzzed(keep)
+            log("  batch %d: %d writes, %.1fs, %.0f us per write, %d slow, "
+                "%d detached after" % (batches, r["writes"], r["wall_ns"] / 1e9,
+                                       r["write_ns_total"] / 1e3 / max(1, r["writes"]),
+                                       r["slow"], detached))
+        t1 = time.monotonic_ns()
+        # The watched collection survived: attaching it again is EEXIST.
+        e = control(attach)
+        check(e == errno.EEXIST, "collection not attached any more: "
+              "re-attach gives %s" % ename(e))
+        time.sleep(0.5)
         check(control("stop") == 0, "stop")
-        rc = cat.wait(timeout=120)
+        rc = cat.wait(timeout=300)
     finally:
-        if fd is not None:
-            os.close(fd)
         if cat.proc.poll() is None:
             cat.proc.kill()
         ch.kill()
     unload()
+    rows, inwin, gap = watched_gap(cat, ch.tids, t0, t1)
+    written = res["writes"]
     STATS["writes"] = STATS.get("writes", 0) + written
-    log("  %d control writes (%d candidates filtered as stop/detach), "
-        "errnos %s, %d re-attaches needed, %d rows" %
-        (written, filtered, {ename(k): v for k, v in sorted(hist.items())},
-         reattached, sum(1 for _ in open(cat.rows_path))))
+    STATS["writes_rejected"] = STATS.get("writes_rejected", 0) + \
+        written - res["errno"].get("ok", 0)
+    STATS["write_errno"] = res["errno"]
+    log("  %d control writes in %d batches, %.1fs (+%d interval resets, %d "
+        "candidates filtered as stop/detach, %d fuzz-attached targets "
+        "detached between batches), by errno %s" %
+        (written, batches, res["wall_ns"] / 1e9, res["resets"],
+         res["filtered"], detached, res["errno"]))
+    log("  kernel time per write: fuzz %.0f us mean, %.1f ms max, %d over "
+        "100 ms; one rejected write: %s" %
+        (res["write_ns_total"] / 1e3 / max(1, written),
+         res["write_ns_max"] / 1e6, res["slow"], "; ".join(costs)))
+    log("  rows: %d of %d 2 s windows without new rows (longest run %d); "
+        "watched threads %s: %d rows, %d during the writes, longest gap "
+        "%.1f ms" % (stalls, windows, longest, ch.tids, rows, inwin,
+                     gap / 1e6))
     check(rc == 0, "reader exit %d: %s" % (rc, cat.stderr))
+    check(inwin > 0, "no rows of the watched threads during the writes")
+    check(gap < 30e9, "watched threads had no row for %.1f s" % (gap / 1e9))
+    cleanup(cat)
 
 
 # ------------------------------------------------------------- perms ---
@@ -780,6 +972,9 @@ def dmesg_lines():
     return sh("dmesg").stdout.splitlines()
 
 
+DEFAULT_PHASES = ["churn", "rmmod", "overflow", "qemu", "fuzz"]
+
+
 def main(argv):
     long_run = "--long" in argv
     only = None
@@ -787,12 +982,27 @@ def main(argv):
         only = argv[argv.index("--only") + 1].split(",")
     if "--perms" in argv:
         only = ["perms", "outcomes"]
+    elif only is None:
+        only = DEFAULT_PHASES
     n_cycles, n_rmmod, n_writes = ((1000, 25, 100000) if long_run else
                                    (200, 5, 20000))
+    for opt, conv in (("--cycles", int), ("--rmmods", int),
+                      ("--writes", int)):
+        if opt in argv:
+            v = conv(argv[argv.index(opt) + 1])
+            if opt == "--cycles":
+                n_cycles = v
+            elif opt == "--rmmods":
+                n_rmmod = v
+            else:
+                n_writes = v
+    recover = "100ms"
+    if "--recover-interval" in argv:
+        recover = argv[argv.index("--recover-interval") + 1]
     phases = [
         ("churn", lambda: phase_churn(n_cycles)),
         ("rmmod", lambda: phase_rmmod(n_rmmod)),
-        ("overflow", phase_overflow),
+        ("overflow", lambda: phase_overflow(recover)),
         ("qemu", phase_qemu),
         ("fuzz", lambda: phase_fuzz(n_writes)),
         ("perms", phase_perms),
@@ -813,6 +1023,7 @@ def main(argv):
         t0 = time.time()
         log("== %s" % name)
         try:
+            del CATS[:]
             fn()
             passed += 1
             log("ok - %s (%.1fs)" % (name, time.time() - t0))
@@ -821,6 +1032,7 @@ def main(argv):
             log("not ok - %s (%.1fs): %s" % (name, time.time() - t0, e))
             if not isinstance(e, TestFailure):
                 traceback.print_exc()
+            keep_events()
             if module_loaded():
                 try:
                     log(read_file("status"))
