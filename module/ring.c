@@ -16,6 +16,24 @@
 /* Share of the ring kept for lifecycle records: 1/VP_RESERVE_DIV. */
 #define VP_RESERVE_DIV	8
 
+/*
+ * Kept from lifecycle records too, for the session's finished record and
+ * the dropped record before it (twice: stop, then unload): the record that
+ * ends the session, reports the last drops and leads to EOF always fits.
+ */
+#define VP_FINAL_RESERVE \
+	(2 * (sizeof(struct vcpuperf_finished) + sizeof(struct vcpuperf_dropped)))
+
+static size_t vp_ring_limit(const struct vp_ring *ring,
+			    const struct vcpuperf_rec *rec, bool lifecycle)
+{
+	if (rec->type == VCPUPERF_REC_FINISHED && !rec->tid)
+		return ring->size;
+	if (lifecycle)
+		return ring->size - VP_FINAL_RESERVE;
+	return ring->size - ring->reserve;
+}
+
 /**
  * vp_ring_init() - allocate an empty ring
  * @ring:	the ring
@@ -81,7 +99,7 @@ static void vp_ring_copy_out(struct vp_ring *ring, u64 pos, void *dst,
 int vp_ring_put(struct vp_ring *ring, struct vcpuperf_rec *rec,
 		bool lifecycle)
 {
-	size_t limit = lifecycle ? ring->size : ring->size - ring->reserve;
+	size_t limit = vp_ring_limit(ring, rec, lifecycle);
 	struct vcpuperf_dropped drop;
 	unsigned long flags;
 	size_t need;

@@ -1230,7 +1230,16 @@ static void vpk_ring_basic(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, vp_ring_drops(ring), 0ULL);
 }
 
-/* Exact fill: samples up to size - reserve, lifecycle records to size. */
+#define DROP_SZ		sizeof(struct vcpuperf_dropped)
+/* module/ring.c: room kept for the end of the session */
+#define VPK_FINAL_RESERVE \
+	(2 * (sizeof(struct vcpuperf_finished) + DROP_SZ))
+
+/*
+ * Exact fill: samples up to size - reserve, lifecycle records up to the
+ * room kept for the session's end, which the session's finished record
+ * (with the dropped record before it) always finds.
+ */
 static void vpk_ring_exact_fill(struct kunit *test)
 {
 	struct vpk_ctx *ctx = test->priv;
@@ -1238,8 +1247,10 @@ static void vpk_ring_exact_fill(struct kunit *test)
 	struct vcpuperf_dropped *drop;
 	u8 rec[128];
 	u8 *out;
-	u32 i, n_samples = (VPK_RING - VPK_RING / 8) / 64;
-	size_t got, left;
+	u32 i, n_life, n_samples = (VPK_RING - VPK_RING / 8) / 64;
+	struct vcpuperf_finished fin;
+	struct vcpuperf_rec *last;
+	size_t got, used;
 
 	out = kunit_kzalloc(test, VPK_RING, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, out);
@@ -1256,36 +1267,47 @@ static void vpk_ring_exact_fill(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, vp_ring_drops(ring), 1ULL);
 	/* Pop one sample: now the pending drop record must fit too. */
 	KUNIT_EXPECT_EQ(test, vp_ring_pop(ring, out, 64), (size_t)64);
-	for (i = n_samples; i < VPK_RING / 64 - 2; i++) {
-		vpk_rec_fill(rec, 64, i);
+	used = VPK_RING - VPK_RING / 8 - 64;
+	/*
+	 * Lifecycle records fill the ring up to the room kept for the end of
+	 * the session (its finished record and a dropped record, twice).
+	 */
+	n_life = (VPK_RING - VPK_FINAL_RESERVE - used - DROP_SZ) / 64;
+	for (i = 0; i < n_life; i++) {
+		vpk_rec_fill(rec, 64, n_samples + i);
 		KUNIT_EXPECT_EQ_MSG(test, vp_ring_put(ring, (void *)rec, true),
 				    0, "lifecycle %u", i);
 	}
-	/* The dropped record went in before the first of them. */
-	left = VPK_RING - (size_t)(ring->wr - ring->rd);
-	KUNIT_EXPECT_EQ(test, left, (size_t)(3 * 64 -
-					     sizeof(struct vcpuperf_dropped)));
-	/* A sample does not fit in the reserve. */
-	vpk_rec_fill(rec, 32, 1000);
-	KUNIT_EXPECT_EQ(test, vp_ring_put(ring, (void *)rec, false), -ENOSPC);
-	/* A lifecycle record with its dropped record fills it exactly. */
-	KUNIT_ASSERT_LE(test, left, sizeof(rec) + sizeof(struct vcpuperf_dropped));
-	vpk_rec_fill(rec, left - sizeof(struct vcpuperf_dropped), 1001);
-	KUNIT_EXPECT_EQ(test, vp_ring_put(ring, (void *)rec, true), 0);
-	KUNIT_EXPECT_EQ(test, ring->wr - ring->rd, (u64)VPK_RING);
-	/* Full: even the smallest lifecycle record is dropped. */
-	vpk_rec_fill(rec, sizeof(struct vcpuperf_rec), 1002);
+	used += DROP_SZ + 64 * n_life;
+	KUNIT_EXPECT_EQ(test, ring->wr - ring->rd, (u64)used);
+	/* One more lifecycle record does not fit: dropped and counted. */
+	vpk_rec_fill(rec, 64, 1000);
 	KUNIT_EXPECT_EQ(test, vp_ring_put(ring, (void *)rec, true), -ENOSPC);
-	KUNIT_EXPECT_EQ(test, vp_ring_drops(ring), 3ULL);
+	KUNIT_EXPECT_EQ(test, vp_ring_drops(ring), 2ULL);
+	/* The session's finished record and its dropped record always fit. */
+	memset(&fin, 0, sizeof(fin));
+	fin.rec.type = VCPUPERF_REC_FINISHED;
+	fin.rec.size = sizeof(fin);
+	fin.rec.tid = 0;
+	KUNIT_EXPECT_EQ(test, vp_ring_put(ring, &fin.rec, true), 0);
+	used += DROP_SZ + sizeof(fin);
+	KUNIT_EXPECT_EQ(test, ring->wr - ring->rd, (u64)used);
 	got = vp_ring_pop(ring, out, VPK_RING);
-	KUNIT_EXPECT_EQ(test, got, (size_t)VPK_RING);
+	KUNIT_EXPECT_EQ(test, got, used);
 	KUNIT_EXPECT_TRUE(test, vp_ring_empty(ring));
-	/* Popped in order: 55 samples, the dropped record, the rest. */
+	/* Popped in order: samples, dropped, lifecycle records, dropped, end. */
 	KUNIT_EXPECT_TRUE(test, vpk_rec_check(out, 64, 1));
 	drop = (struct vcpuperf_dropped *)(out + (n_samples - 1) * 64);
 	KUNIT_EXPECT_EQ(test, drop->rec.type, (u16)VCPUPERF_REC_DROPPED);
 	KUNIT_EXPECT_EQ(test, drop->count, 1ULL);
 	KUNIT_EXPECT_EQ(test, drop->first_seq, (u64)n_samples + 1);
+	drop = (struct vcpuperf_dropped *)(out + used - sizeof(fin) - DROP_SZ);
+	KUNIT_EXPECT_EQ(test, drop->rec.type, (u16)VCPUPERF_REC_DROPPED);
+	KUNIT_EXPECT_EQ(test, drop->count, 1ULL);
+	KUNIT_EXPECT_EQ(test, drop->total, 2ULL);
+	last = (struct vcpuperf_rec *)(out + used - sizeof(fin));
+	KUNIT_EXPECT_EQ(test, last->type, (u16)VCPUPERF_REC_FINISHED);
+	KUNIT_EXPECT_EQ(test, last->tid, 0U);
 }
 
 /* Overflow: drops are counted and reported by a dropped record. */
