@@ -21,6 +21,12 @@
 
 #define VC_STOP_TIMEOUT_NS	(10ULL * 1000000000ULL)	/* EOF after stop */
 #define VC_POLL_MAX_MS		1000
+/*
+ * Output is written out whenever the stream runs dry, and at least this
+ * often while it does not: a reader that is always behind (a slow disk, a
+ * busy host) still lands its rows within a second.
+ */
+#define VC_FLUSH_MAX_NS		(1000ULL * 1000000ULL)
 #define VC_CMD_BUFSZ		(VCPUPERF_CMD_MAX + 1)
 
 enum {
@@ -455,11 +461,13 @@ static void vc_signals_setup(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-static void vc_flush_all(struct jw *rows, struct jw *events)
+static void vc_flush_all(struct jw *rows, struct jw *events, FILE *record)
 {
 	jw_flush(rows);
 	if (events != rows)
 		jw_flush(events);
+	if (record)
+		fflush(record);
 }
 
 /**
@@ -484,6 +492,7 @@ struct vc_loop {
 static int vc_read_loop(struct vc_loop *l)
 {
 	struct vc_decoder *d = l->d;
+	__u64 flushed = vc_now_ns();
 	__u64 stop_by = 0;
 	bool stop = false;
 	int spurious = 0;
@@ -530,6 +539,10 @@ static int vc_read_loop(struct vc_loop *l)
 				return 1;
 			if (d->rows->err || d->events->err)
 				return 1;	/* reported by the caller */
+			if (now - flushed >= VC_FLUSH_MAX_NS) {
+				vc_flush_all(d->rows, d->events, l->record);
+				flushed = now;
+			}
 			continue;
 		}
 		if (n == 0)
@@ -540,9 +553,8 @@ static int vc_read_loop(struct vc_loop *l)
 			struct pollfd pfd = { .fd = l->fd, .events = POLLIN };
 			int timeout = VC_POLL_MAX_MS;
 
-			vc_flush_all(d->rows, d->events);
-			if (l->record)
-				fflush(l->record);
+			vc_flush_all(d->rows, d->events, l->record);
+			flushed = now;
 			if (!stop && l->deadline) {
 				__u64 left = l->deadline > now ?
 					     l->deadline - now : 0;

@@ -558,6 +558,40 @@ class TestReassembly(ToolCase):
         self.assertEqual(len(want_rows), 29)
 
 
+class TestFlush(ToolCase):
+    def test_rows_land_while_the_stream_never_runs_dry(self):
+        """A reader that never sees an empty stream (here: a pipe, read
+        blocking) still writes its rows out within about a second."""
+        s = Stream()
+        s.started(7, comm=b"CPU 0/KVM")
+        for i in range(1, 400):
+            s.sample(7, [(i * 1000, i * 100, i * 50)] * 8)
+        data = s.bytes()
+        out, ev = self.path("o.jsonl"), self.path("e.jsonl")
+        p = subprocess.Popen([TOOL, "--replay", "-", "-o", out,
+                              "--events-out", ev], stdin=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        chunk = len(data) // 300 + 1
+        seen = None
+        t0 = time.monotonic()
+        for i in range(0, len(data), chunk):
+            p.stdin.write(data[i:i + chunk])
+            p.stdin.flush()
+            time.sleep(0.01)
+            if seen is None and os.path.getsize(out) > 0:
+                seen = time.monotonic() - t0
+        fed = time.monotonic() - t0
+        p.stdin.close()
+        self.assertEqual(p.wait(timeout=60), 0, p.stderr.read())
+        p.stderr.close()
+        self.assertGreater(fed, 2.5)
+        self.assertIsNotNone(seen, "no row written during %.1f s of a "
+                             "stream that never ran dry" % fed)
+        self.assertLess(seen, 2.0)
+        self.assertEqual(len(load(out)), 399)
+        self.assertTrue(load(ev))
+
+
 class TestLifecycle(ToolCase):
     def test_all_events(self):
         ev = DEFAULT_EVENTS[:3]
