@@ -5,6 +5,8 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/result-lib.sh
+. scripts/result-lib.sh
 KVER=${KVER:-$(make -s print-kver)}
 export KVER
 OUT=${VP_CHECK_OUT:-$(pwd)/out/check}
@@ -79,10 +81,10 @@ PY
 cat "$OUT/kunit.log"
 
 step "lockdown: /dev/vcpuperf and the tool's fallback, booted with lockdown=integrity"
-scripts/lockdown-test.sh --out "$OUT/lockdown" || fail=1
+scripts/signed-vm-test.sh lockdown --out "$OUT/lockdown" || fail=1
 
 step "Secure Boot stand-in: module.sig_enforce=1, unsigned / build key / unknown key"
-scripts/secure-boot-test.sh --out "$OUT/secure-boot" || fail=1
+scripts/signed-vm-test.sh secure-boot --out "$OUT/secure-boot" || fail=1
 
 step "VM: integration tests again on the debug kernel"
 scripts/debug-integration.sh --out "$OUT/debug-vm" || fail=1
@@ -92,23 +94,22 @@ scripts/debug-integration.sh --out "$OUT/debug-vm" || fail=1
 # form takes over 10 minutes; see issue 5.
 
 # One closing line for the whole run, summed over the suites.
-passed=0
-failed=0
+npass=0
+nfail=0
 for log in "$OUT/tool.log" "$OUT/man.log" "$OUT/vm/console.log" "$OUT/kunit.log" \
 	"$OUT/lockdown/result.log" "$OUT/secure-boot/result.log" \
 	"$OUT/debug-vm/console.log" "$OUT/matrix/result.log" "$OUT/install/result.log"; do
-	line=$(grep -aE '^[0-9]+ passed, [0-9]+ failed' "$log" 2>/dev/null | tail -n1)
+	line=$(result_line "$log")
 	if [ -z "$line" ]; then
 		echo "no result line in $log"
 		fail=1
 		continue
 	fi
-	passed=$((passed + $(echo "$line" | cut -d' ' -f1)))
-	failed=$((failed + $(echo "$line" | cut -d' ' -f3)))
+	result_add "$line"
 done
 echo
-echo "$passed passed, $failed failed"
-if [ "$fail" -ne 0 ] || [ "$failed" -ne 0 ]; then
+echo "$npass passed, $nfail failed"
+if [ "$fail" -ne 0 ] || [ "$nfail" -ne 0 ]; then
 	echo "make check: FAILED"
 	exit 1
 fi

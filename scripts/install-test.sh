@@ -30,6 +30,8 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/result-lib.sh
+. "$top/scripts/result-lib.sh"
 out=$top/out/install-test
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -195,12 +197,8 @@ for k in "${kvers[@]}"; do
 		--out "$out/vm-$k" -- scripts/install-guest.sh
 	rc=$?
 	set -e
-	line=$(grep -aE '^[0-9]+ passed, [0-9]+ failed' "$out/vm-$k/console.log" 2>/dev/null |
-		tail -n1 || true)
-	if [ -n "$line" ]; then
-		npass=$((npass + $(echo "$line" | cut -d' ' -f1)))
-		nfail=$((nfail + $(echo "$line" | cut -d' ' -f3)))
-	fi
+	line=$(result_line "$out/vm-$k/console.log")
+	result_add "$line"
 	[ "$rc" -eq 0 ] || bad "$k: guest exit $rc"
 	rows+=("$k|smp $smp|${line:-no result line}|$(($(date +%s) - t0))s")
 done

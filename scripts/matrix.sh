@@ -24,6 +24,8 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/result-lib.sh
+. "$top/scripts/result-lib.sh"
 out=$top/out/matrix
 quick=""
 list=""
@@ -90,13 +92,9 @@ vm_tests() {
 		--out "$dir/vm" -- python3 tests/integration/run.py)
 	rc=$?
 	set -e
-	line=$(grep -aE '^[0-9]+ passed, [0-9]+ failed' "$dir/vm/console.log" 2>/dev/null |
-		tail -n1 || true)
+	line=$(result_line "$dir/vm/console.log")
 	tests="${line:-no result line} (smp $smp)"
-	if [ -n "$line" ]; then
-		npass=$((npass + $(echo "$line" | cut -d' ' -f1)))
-		nfail=$((nfail + $(echo "$line" | cut -d' ' -f3)))
-	fi
+	result_add "$line"
 	[ "$rc" -eq 0 ] || { tests="$tests (exit $rc)"; fail=1; }
 	case "$line" in *", 0 failed"*) ;; *) fail=1 ;; esac
 }

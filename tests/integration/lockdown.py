@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """vcpuperf under kernel lockdown (lockdown=integrity): run as root inside
-the test VM booted by scripts/lockdown-test.sh, from the repository root.
+the test VM booted by scripts/signed-vm-test.sh lockdown, from the
+repository root.
 
 Environment: VP_MODULE (vcpuperf.ko signed with the kernel's build key),
 VP_MODULE_UNSIGNED (the same module unsigned).
