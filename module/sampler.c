@@ -212,6 +212,13 @@ bool vp_sample_target(struct vp_state *vp, struct vp_target *t, u32 flags)
 	return vp_sample_account(vp, t, s, counting, exited, t1 - t0, flags);
 }
 
+/*
+ * One pass over every target.  With a thousand targets a pass can outlast
+ * the interval, and the next one then starts at once: the kthread gives
+ * the CPU up between targets, or on a kernel without preemption it would
+ * keep its CPU (and everything queued behind it) for as long as passes
+ * overrun.  The lock stays held: targets change only under it.
+ */
 static void vp_sample_pass(struct vp_state *vp)
 {
 	struct vp_target *t, *tmp;
@@ -219,9 +226,11 @@ static void vp_sample_pass(struct vp_state *vp)
 	vp_scan_groups(vp);
 	/* One wake-up per pass, not one per record. */
 	vp->ring.defer_wake = true;
-	list_for_each_entry_safe(t, tmp, &vp->targets, node)
+	list_for_each_entry_safe(t, tmp, &vp->targets, node) {
 		if (vp_sample_target(vp, t, 0))
 			vp_target_end(vp, t, VCPUPERF_DETACH_EXITED);
+		cond_resched();
+	}
 	vp->ring.defer_wake = false;
 	vp_ring_wake(&vp->ring);
 	vp->passes++;

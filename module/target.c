@@ -216,8 +216,10 @@ void vp_detach_all(struct vp_state *vp, u32 reason)
 	struct vp_group *g, *gtmp;
 
 	lockdep_assert_held(&vp->lock);
-	list_for_each_entry_safe(t, tmp, &vp->targets, node)
+	list_for_each_entry_safe(t, tmp, &vp->targets, node) {
 		vp_target_end(vp, t, reason);
+		cond_resched();
+	}
 	list_for_each_entry_safe(g, gtmp, &vp->groups, node)
 		vp_group_free(vp, g);
 }
@@ -315,6 +317,7 @@ static int vp_start_tasks(struct vp_state *vp, struct task_struct **tasks,
 		vp_target_start(vp, t);
 		if (announce && t->id.vcpu != VCPUPERF_NO_VCPU)
 			vp_emit_vcpu_added(vp, t);
+		cond_resched();	/* hundreds of counters are created here */
 	}
 	return ret;
 }
