@@ -4,8 +4,6 @@ which uses scripts/vm-run.sh), from the repository root, after the module,
 vcpuperf-cat and tests/stress/churn are built.
 
 Usage: stress.py [--short | --long] [--only PHASE[,PHASE...]]
-       stress.py --perms      (only the permission table and the
-                               kthread / PID 1 / zombie / reused-TID outcomes)
 
 Phases (each bounded in time):
   churn      N attach/detach cycles (qemu= / pid= / tid= lists, interval
@@ -16,14 +14,12 @@ Phases (each bounded in time):
   rmmod      rmmod + insmod repeated with a blocked vcpuperf-cat --no-attach
              reader and attached targets: rmmod succeeds, the reader sees
              EOF with every sequence gap explained
-  overflow   ring_kb=64, 1 ms, 256 threads, a stopped (SIGSTOP) reader: the
+  overflow   ring_kb=256, 1 ms, 256 threads, a stopped (SIGSTOP) reader: the
              ring overflows; after SIGCONT rows flow again and every drop is
              reported exactly
   qemu       a real QEMU killed with SIGKILL while attached
   fuzz       random and mutated control commands during a collection: each
              write's errno is one of the documented set, rows keep flowing
-  perms      permission table and attach outcomes for kthreadd, PID 1, a
-             zombie and a reused TID
 
 Pass: every phase passes, the kernel log has no KASAN / lockdep / BUG /
 WARNING / atomic-sleep report, kmemleak (if present) finds nothing after
@@ -120,6 +116,7 @@ class Laps:
     def __call__(self, what):
         now = time.time()
         self.laps.append("%s %.1fs" % (what, now - self.t))
+        log("  .. " + self.laps[-1])
         self.t = now
 
     def __str__(self):
@@ -379,7 +376,7 @@ def phase_overflow(recover_interval):
     gap)."""
     lap = Laps()
     load("ring_kb=256")
-    ch = Churn("overflow", persist=256, spawners=1)
+    ch = Churn("overflow", persist=256, spawners=0)
     lap("256 threads up")
     cat = None
     timeline = []
@@ -431,14 +428,13 @@ def phase_overflow(recover_interval):
               timeline[-10:])
         recovered, drops_recovered = quiet_from[0], quiet_from[1]
         lap("recovery")
-        # Drained before stop: the final records of 256 threads fit.
-        deadline = time.time() + 120
-        while status_ring()[0] > 4096 and time.time() < deadline:
-            time.sleep(0.5)
+        # Stopped without draining first: the ring keeps room for the
+        # session's end, and whatever final per-thread records do not fit
+        # are dropped and reported like any other.
         check(control("stop") == 0, "stop")
         rc = cat.wait(timeout=300)
         _, provoked = status_ring()
-        lap("stop and drain")
+        lap("stop")
     finally:
         if cat and cat.proc.poll() is None:
             os.kill(cat.proc.pid, signal.SIGCONT)
@@ -573,8 +569,10 @@ def watched_gap(cat, tids, t0, t1):
 
 
 WATCHDOG = r"""
-sleep %d
+while sleep %d; do
 echo "== watchdog: task stacks"
+ls -l /tmp/stress
+head -c 1500 /sys/kernel/debug/vcpuperf/status
 for p in /proc/[0-9]*; do
     c=$(cat $p/comm 2>/dev/null)
     case "$c" in ctlfuzz|python3|vcpuperf*|churn) ;; *) continue ;; esac
@@ -587,6 +585,7 @@ for p in /proc/[0-9]*; do
 done
 echo w > /proc/sysrq-trigger 2>/dev/null && dmesg | tail -n 150
 echo "== watchdog end"
+done
 """
 
 
@@ -652,9 +651,6 @@ def phase_fuzz(n, batch=int(os.environ.get("VP_FUZZ_BATCH", "1000"))):
         costs.append(write_cost("collection running:"))
         log("  " + costs[1])
         sd = seeds(ch.pid, ch.tids)
-        if os.environ.get("VP_FUZZ_WATCHDOG"):
-            subprocess.Popen(["sh", "-c", WATCHDOG % int(
-                os.environ["VP_FUZZ_WATCHDOG"])])
         t0 = time.monotonic_ns()
         last = rows_size(cat)
         run = 0
@@ -759,203 +755,6 @@ def phase_fuzz(n, batch=int(os.environ.get("VP_FUZZ_BATCH", "1000"))):
     cleanup(cat)
 
 
-# ------------------------------------------------------------- perms ---
-
-PROBE = r"""
-import errno, os, sys
-path, op = sys.argv[1], sys.argv[2]
-try:
-    if op == "open-r":
-        os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK))
-    elif op == "open-w":
-        os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
-    elif op == "read":
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-        try:
-            os.read(fd, 64)
-        except BlockingIOError:
-            pass
-        os.close(fd)
-    elif op == "write":
-        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
-        try:
-            os.write(fd, b"interval 100ms")
-        finally:
-            os.close(fd)
-    print("allowed")
-except OSError as e:
-    print(errno.errorcode.get(e.errno, str(e.errno)))
-"""
-
-USERS = [
-    ("root", [], True),
-    ("root, only CAP_PERFMON", ["setpriv", "--bounding-set=-all,+perfmon"],
-     True),
-    ("root, only CAP_SYS_ADMIN",
-     ["setpriv", "--bounding-set=-all,+sys_admin"], True),
-    ("root, no capabilities", ["setpriv", "--bounding-set=-all",
-                               "--inh-caps=-all"], False),
-    ("nobody", ["setpriv", "--reuid=65534", "--regid=65534",
-                "--clear-groups"], False),
-    ("nobody + CAP_PERFMON", ["setpriv", "--reuid=65534", "--regid=65534",
-                              "--clear-groups", "--inh-caps=+perfmon",
-                              "--ambient-caps=+perfmon"], False),
-]
-OPS = ("open-r", "open-w", "read", "write")
-
-
-def phase_perms():
-    load()
-    table = []
-    bad = []
-    for user, prefix, capable in USERS:
-        for f in ("control", "status", "stream"):
-            row = []
-            for op in OPS:
-                p = subprocess.run(prefix + [sys.executable, "-c", PROBE,
-                                             os.path.join(DEBUGFS, f), op],
-                                   capture_output=True, text=True, timeout=60,
-                                   cwd="/")
-                res = p.stdout.strip() or ("rc %d %s" % (p.returncode,
-                                                         p.stderr.strip()))
-                row.append(res)
-                ro = f != "control" and op in ("open-w", "write")
-                if not capable:
-                    ok = res in ("EACCES", "EPERM")
-                elif ro:
-                    # No write operation exists on status/stream; the only
-                    # question is that nothing is granted beyond it.
-                    ok = res in ("EACCES", "EINVAL", "EPERM", "EBADF",
-                                 "allowed") and not (op == "write" and
-                                                     res == "allowed")
-                else:
-                    ok = res == "allowed"
-                if not ok:
-                    bad.append("%s %s %s: %s" % (user, f, op, res))
-            table.append((user, f, row))
-    log("  %-26s %-8s %-8s %-8s %-8s %-8s" % (("user", "file") + OPS))
-    for user, f, row in table:
-        log("  %-26s %-8s %-8s %-8s %-8s %-8s" % ((user, f) + tuple(row)))
-    unload()
-    check(not bad, "permission model violated: %s" % bad)
-
-
-def phase_outcomes():
-    """kthreadd, PID 1, a zombie and a TID reused after exit."""
-    load()
-    cat = Cat("outcomes", "--no-attach")
-    out = []
-    extra = []
-    try:
-        check(control("interval 20ms") == 0, "interval")
-        marks = {}
-
-        def attempt(label, target, settle=0.4):
-            e = control("attach %s events=task-clock,context-switches" %
-                        target)
-            marks[label] = (time.monotonic_ns(), e)
-            time.sleep(settle)
-            last = read_file("status").splitlines()
-            le = [ln for ln in last if ln.startswith("last_error")]
-            out.append((label, target, e, le[0] if le and e else ""))
-            return e
-
-        for label, tgt in (("kthreadd", "tid=2"), ("kthreadd pid", "pid=2"),
-                           ("PID 1", "pid=1")):
-            if attempt(label, tgt) == 0:
-                control("detach " + tgt)
-        # a zombie: a child killed and not reaped
-        z = subprocess.Popen(["sleep", "1000"])
-        z.kill()
-        deadline = time.time() + 10
-        while proc_state(z.pid) != "Z" and time.time() < deadline:
-            time.sleep(0.02)
-        check(proc_state(z.pid) == "Z", "no zombie")
-        for label, tgt in (("zombie tid", "tid=%d" % z.pid),
-                           ("zombie pid", "pid=%d" % z.pid)):
-            if attempt(label, tgt) == 0:
-                control("detach " + tgt)
-        z.wait()
-        # a TID reused after exit: attach, let it exit, make the kernel
-        # hand the same number to a new process (ns_last_pid), see whether
-        # the module follows the new task (it must not), then attach again.
-        a = subprocess.Popen(["sleep", "1000"])
-        tid = a.pid
-        attempt("reuse: first task", "tid=%d" % tid)
-        a.kill()
-        a.wait()
-        time.sleep(0.3)
-        e_det = control("detach tid=%d" % tid)
-        extra.append("detach tid=%d after it exited: %s" % (tid,
-                                                            ename(e_det)))
-        b = None
-        for _ in range(20):
-            with open("/proc/sys/kernel/ns_last_pid", "w") as f:
-                f.write(str(tid - 1))
-            b = subprocess.Popen(["sleep", "1000"])
-            if b.pid == tid:
-                break
-            b.kill()
-            b.wait()
-            b = None
-        check(b is not None, "could not reuse tid %d" % tid)
-        reuse_t = time.monotonic_ns()
-        time.sleep(0.4)
-        attempt("reuse: new task, same tid", "tid=%d" % tid)
-        # and the race: attach, exit and reuse within one interval
-        b.kill()
-        b.wait()
-        c2 = subprocess.Popen(["sleep", "1000"])
-        tid2 = c2.pid
-        check(control("interval 2s") == 0, "interval")
-        e1 = control("attach tid=%d events=task-clock" % tid2)
-        c2.kill()
-        c2.wait()
-        with open("/proc/sys/kernel/ns_last_pid", "w") as f:
-            f.write(str(tid2 - 1))
-        d = subprocess.Popen(["sleep", "1000"])
-        e2 = control("attach tid=%d events=task-clock" % d.pid)
-        extra.append("attach tid=%d, it exits, tid reused by a new process "
-                     "(%s) before the next tick (interval 2s): re-attach "
-                     "gives %s" % (tid2, "same tid" if d.pid == tid2 else
-                                   "got %d" % d.pid, ename(e2)))
-        check(e1 == 0, "attach for the race: %s" % ename(e1))
-        check(control("interval 20ms") == 0, "interval")
-        time.sleep(0.5)
-        d.kill()
-        d.wait()
-        time.sleep(0.3)
-        check(control("stop") == 0, "stop")
-        rc = cat.wait(timeout=60)
-    finally:
-        if cat.proc.poll() is None:
-            cat.proc.kill()
-    unload()
-    rows = cat.rows()
-    events = cat.events()
-    log("  attach outcomes (label, target, errno, status):")
-    for label, tgt, e, le in out:
-        t = int(tgt.split("=")[1])
-        n = sum(1 for r in rows if r["tid"] == t or
-                (tgt.startswith("pid") and r["pid"] == t))
-        evs = sorted({x["event"] for x in events if x.get("tid") == t})
-        log("    %-26s %-10s %-7s rows %-4d events %s %s" %
-            (label, tgt, ename(e), n, evs, le))
-    followed = [r for r in rows if r["tid"] == tid and
-                reuse_t <= r["t_mono_ns"] < marks["reuse: new task, same "
-                                                  "tid"][0]]
-    for x in extra:
-        log("    " + x)
-    log("    rows for tid %d between its reuse and the new attach: %d "
-        "(the module must not follow a new task)" % (tid, len(followed)))
-    check(rc == 0, "reader exit %d: %s" % (rc, cat.stderr))
-    for label, tgt, e, le in out:
-        check(e in DOCUMENTED, "%s: undocumented errno %s" % (label, e))
-    check(not followed, "module sampled the new task with a reused tid")
-    check(marks["reuse: new task, same tid"][1] == 0,
-          "cannot attach to a reused tid")
-
-
 # -------------------------------------------------------------- main ---
 
 def meminfo():
@@ -980,9 +779,7 @@ def main(argv):
     only = None
     if "--only" in argv:
         only = argv[argv.index("--only") + 1].split(",")
-    if "--perms" in argv:
-        only = ["perms", "outcomes"]
-    elif only is None:
+    if only is None:
         only = DEFAULT_PHASES
     n_cycles, n_rmmod, n_writes = ((1000, 25, 100000) if long_run else
                                    (200, 5, 20000))
@@ -996,7 +793,7 @@ def main(argv):
                 n_rmmod = v
             else:
                 n_writes = v
-    recover = "100ms"
+    recover = None         # recovery at the same 1 ms
     if "--recover-interval" in argv:
         recover = argv[argv.index("--recover-interval") + 1]
     phases = [
@@ -1005,10 +802,12 @@ def main(argv):
         ("overflow", lambda: phase_overflow(recover)),
         ("qemu", phase_qemu),
         ("fuzz", lambda: phase_fuzz(n_writes)),
-        ("perms", phase_perms),
-        ("outcomes", phase_outcomes),
     ]
     unload()
+    if os.environ.get("VP_STRESS_WATCHDOG"):
+        # every N seconds: stacks of the test's processes, the status file
+        subprocess.Popen(["sh", "-c", WATCHDOG % int(
+            os.environ["VP_STRESS_WATCHDOG"])])
     mark = len(dmesg_lines())
     mem0 = meminfo()
     kmemleak = os.path.exists("/sys/kernel/debug/kmemleak")
