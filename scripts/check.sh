@@ -89,16 +89,16 @@ scripts/signed-vm-test.sh secure-boot --out "$OUT/secure-boot" || fail=1
 step "VM: integration tests again on the debug kernel"
 scripts/debug-integration.sh --out "$OUT/debug-vm" || fail=1
 
-# The stress scenario (tests/stress, `make stress`) is not part of make
-# check yet: its overflow phase is timing-dependent under TCG and its short
-# form takes over 10 minutes; see issue 5.
+step "stress: short form in the debug kernel (churn, rmmod, overflow, QEMU killed, control fuzz)"
+scripts/stress.sh --out "$OUT/stress" || fail=1
 
 # One closing line for the whole run, summed over the suites.
 npass=0
 nfail=0
 for log in "$OUT/tool.log" "$OUT/man.log" "$OUT/vm/console.log" "$OUT/kunit.log" \
 	"$OUT/lockdown/result.log" "$OUT/secure-boot/result.log" \
-	"$OUT/debug-vm/console.log" "$OUT/matrix/result.log" "$OUT/install/result.log"; do
+	"$OUT/debug-vm/console.log" "$OUT/stress/console.log" \
+	"$OUT/matrix/result.log" "$OUT/install/result.log"; do
 	line=$(result_line "$log")
 	if [ -z "$line" ]; then
 		echo "no result line in $log"
