@@ -7,7 +7,7 @@
 #   make install    install the module (for KVER), vcpuperf-cat, the man
 #                   pages, the modprobe.d example and the systemd unit
 #   make uninstall  remove what make install added
-#   make stress     the long stress run in the debug kernel (30-45 min)
+#   make stress     the long stress run in the debug kernel (about 13 min)
 #
 # KDIR defaults to the running kernel's build tree; on a machine without a
 # module-capable running kernel (CI, this project's build hosts) it falls
