@@ -370,7 +370,8 @@ def status_ring():
 def phase_overflow(recover_interval):
     """256 vCPU threads at 1 ms into a 256 KiB ring, read by vcpuperf-cat.
     The reader runs first and reads every started record; then it is
-    stopped (SIGSTOP): the ring overflows.  After SIGCONT it catches up:
+    stopped (SIGSTOP): the ring overflows.  After SIGCONT, still at 1 ms
+    (unless --recover-interval says otherwise), it catches up:
     the drop count stops growing, rows flow again, and every drop is
     reported in the stream exactly (the tool fails on an unexplained
     gap)."""
