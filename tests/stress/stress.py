@@ -429,13 +429,23 @@ def phase_overflow(recover_interval):
               timeline[-10:])
         recovered, drops_recovered = quiet_from[0], quiet_from[1]
         lap("recovery")
-        # Stopped without draining first: the ring keeps room for the
-        # session's end, and whatever final per-thread records do not fit
-        # are dropped and reported like any other.
+        # The session ends while the ring is full: the reader stops again
+        # until records are dropped, then the session is stopped.  The ring
+        # keeps room for the session's finished record and its last
+        # dropped record; the per-thread final records that do not fit
+        # are dropped and counted like any other.
+        os.kill(cat.proc.pid, signal.SIGSTOP)
+        _, d_full = status_ring()
+        deadline = time.time() + 60
+        while status_ring()[1] == d_full and time.time() < deadline:
+            time.sleep(0.5)
+        _, d_full = status_ring()
         check(control("stop") == 0, "stop")
+        _, d_stop = status_ring()
+        os.kill(cat.proc.pid, signal.SIGCONT)
         rc = cat.wait(timeout=300)
         _, provoked = status_ring()
-        lap("stop")
+        lap("full again, stop")
     finally:
         if cat and cat.proc.poll() is None:
             os.kill(cat.proc.pid, signal.SIGCONT)
@@ -457,10 +467,12 @@ def phase_overflow(recover_interval):
     log("  drops provoked %d (status; %d before the stop, %d at resume, %d "
         "when recovered %.1fs after resume), reported %d in %d perf_dropped, "
         "%d seq gaps all explained: %s, session finished drops %s, %d rows "
-        "after recovery" %
+        "after recovery; ring full again at %d drops, %d right after the "
+        "stop" %
         (provoked, before, at_resume, drops_recovered,
          (recovered - resume) / 1e9, reported, len(dropped), len(gaps),
-         all(g["explained"] for g in gaps), fin and fin["drops"], fresh))
+         all(g["explained"] for g in gaps), fin and fin["drops"], fresh,
+         d_full, d_stop))
     lap("counting")
     log("  time: %s" % lap)
     check(all(g["explained"] for g in gaps), "unexplained gaps")
@@ -469,6 +481,7 @@ def phase_overflow(recover_interval):
     check(fin and fin["drops"] == provoked, "session drops %s" %
           (fin and fin["drops"]))
     check(fresh >= 256, "only %d rows after recovery" % fresh)
+    check(d_full > drops_recovered, "the ring never filled up again")
     cleanup(cat)
 
 
