@@ -41,14 +41,14 @@ void *vp_rec_begin(struct vp_state *vp, u16 type, u32 size, u32 tid)
  * vp_rec_emit() - queue a record built with vp_rec_begin()
  * @vp:		module state, lock held
  * @rec:	the record
- * @lifecycle:	may use the ring's reserve
+ * @cls:	how much of the ring it may use
  *
  * Return: 0, or -ENOSPC when it was dropped (and counted as such).
  */
-int vp_rec_emit(struct vp_state *vp, void *rec, bool lifecycle)
+int vp_rec_emit(struct vp_state *vp, void *rec, enum vp_rec_class cls)
 {
 	lockdep_assert_held(&vp->lock);
-	return vp_ring_put(&vp->ring, rec, lifecycle);
+	return vp_ring_put(&vp->ring, rec, cls);
 }
 
 /**
@@ -68,7 +68,7 @@ void vp_emit_started(struct vp_state *vp, struct vp_target *t)
 	r->interval_ns = vp->interval_ns;
 	memcpy(r->comm, t->comm, sizeof(r->comm));
 	memcpy(r->events, t->events, t->nr_events * sizeof(r->events[0]));
-	vp_rec_emit(vp, r, true);
+	vp_rec_emit(vp, r, VP_REC_LIFECYCLE);
 }
 
 /**
@@ -88,7 +88,7 @@ void vp_emit_unavailable(struct vp_state *vp, struct vp_target *t, u32 idx)
 	r->error = t->counters[idx].error;
 	r->cause = vp_cause_from_errno(r->error, d->type, d->mods);
 	strscpy(r->name, d->name, sizeof(r->name));
-	vp_rec_emit(vp, r, true);
+	vp_rec_emit(vp, r, VP_REC_LIFECYCLE);
 }
 
 /**
@@ -103,7 +103,7 @@ void vp_emit_vcpu_added(struct vp_state *vp, struct vp_target *t)
 	r = vp_rec_begin(vp, VCPUPERF_REC_VCPU_ADDED, sizeof(*r), t->tid);
 	r->id = t->id;
 	memcpy(r->comm, t->comm, sizeof(r->comm));
-	vp_rec_emit(vp, r, true);
+	vp_rec_emit(vp, r, VP_REC_LIFECYCLE);
 }
 
 /**
@@ -120,7 +120,7 @@ void vp_emit_finished(struct vp_state *vp, struct vp_target *t)
 	r->intervals_seen = t->intervals_seen;
 	r->intervals_with_values = t->intervals_with_values;
 	r->targets = 1;
-	vp_rec_emit(vp, r, true);
+	vp_rec_emit(vp, r, VP_REC_LIFECYCLE);
 }
 
 /**
@@ -136,7 +136,7 @@ void vp_emit_detached(struct vp_state *vp, struct vp_target *t, u32 reason)
 	r = vp_rec_begin(vp, VCPUPERF_REC_DETACHED, sizeof(*r), t->tid);
 	r->id = t->id;
 	r->reason = reason;
-	vp_rec_emit(vp, r, true);
+	vp_rec_emit(vp, r, VP_REC_LIFECYCLE);
 }
 
 /**
@@ -156,7 +156,7 @@ void vp_emit_session_finished(struct vp_state *vp)
 	r->intervals_with_values = s->intervals_with_values;
 	r->targets = s->targets;
 	r->drops = vp_ring_drops(&vp->ring) - s->drops_at_start;
-	vp_rec_emit(vp, r, true);
+	vp_rec_emit(vp, r, VP_REC_SESSION_END);
 	vp_ring_set_ended(&vp->ring, true);
 	memset(s, 0, sizeof(*s));
 }

@@ -24,14 +24,16 @@
 #define VP_FINAL_RESERVE \
 	(2 * (sizeof(struct vcpuperf_finished) + sizeof(struct vcpuperf_dropped)))
 
-static size_t vp_ring_limit(const struct vp_ring *ring,
-			    const struct vcpuperf_rec *rec, bool lifecycle)
+static size_t vp_ring_limit(const struct vp_ring *ring, enum vp_rec_class cls)
 {
-	if (rec->type == VCPUPERF_REC_FINISHED && !rec->tid)
+	switch (cls) {
+	case VP_REC_SESSION_END:
 		return ring->size;
-	if (lifecycle)
+	case VP_REC_LIFECYCLE:
 		return ring->size - VP_FINAL_RESERVE;
-	return ring->size - ring->reserve;
+	default:
+		return ring->size - ring->reserve;
+	}
 }
 
 /**
@@ -90,16 +92,16 @@ static void vp_ring_copy_out(struct vp_ring *ring, u64 pos, void *dst,
  * vp_ring_put() - queue one record, assigning its sequence number
  * @ring:	the ring
  * @rec:	the record; rec->size bytes, rec->seq is set here
- * @lifecycle:	a lifecycle record, allowed into the reserve
+ * @cls:	how much of the ring it may use
  *
  * Never sleeps.  Wakes the reader.
  *
  * Return: 0, or -ENOSPC when the record was dropped (and counted).
  */
 int vp_ring_put(struct vp_ring *ring, struct vcpuperf_rec *rec,
-		bool lifecycle)
+		enum vp_rec_class cls)
 {
-	size_t limit = vp_ring_limit(ring, rec, lifecycle);
+	size_t limit = vp_ring_limit(ring, cls);
 	struct vcpuperf_dropped drop;
 	unsigned long flags;
 	size_t need;

@@ -34,7 +34,7 @@ static void vp_emit_first_row(struct vp_state *vp, struct vp_target *t,
 	r->populated_mask = populated;
 	r->counting_mask = counting;
 	r->nr_events = t->nr_events;
-	vp_rec_emit(vp, r, true);
+	vp_rec_emit(vp, r, VP_REC_LIFECYCLE);
 	t->first_row_sent = true;
 }
 
@@ -47,7 +47,7 @@ static void vp_emit_multiplexed(struct vp_state *vp, struct vp_target *t,
 	r->id = t->id;
 	r->mask = mask;
 	r->min_ratio_ppm = min_ppm;
-	vp_rec_emit(vp, r, true);
+	vp_rec_emit(vp, r, VP_REC_LIFECYCLE);
 	t->multiplexed_sent = true;
 }
 
@@ -62,7 +62,7 @@ static void vp_emit_no_counters(struct vp_state *vp, struct vp_target *t,
 	r->intervals_ran = t->intervals_ran;
 	r->cause = VCPUPERF_CAUSE_NEVER_COUNTED;
 	r->counting_mask = counting;
-	vp_rec_emit(vp, r, true);
+	vp_rec_emit(vp, r, VP_REC_LIFECYCLE);
 	t->no_counters_sent = true;
 }
 
@@ -79,7 +79,7 @@ static void vp_emit_task_exited(struct vp_state *vp, struct vp_target *t,
 	r->exited_mask = exited;
 	for (i = 0; i < t->nr_events; i++)
 		r->counts[i] = t->counters[i].last;
-	vp_rec_emit(vp, r, true);
+	vp_rec_emit(vp, r, VP_REC_LIFECYCLE);
 }
 
 /* Has the thread exited?  Its counters say so, or, with none, its task. */
@@ -150,7 +150,7 @@ bool vp_sample_account(struct vp_state *vp, struct vp_target *t,
 	s->flags = flags;
 	s->interval_ns = vp->interval_ns;
 	s->read_window_ns = window_ns;
-	vp_rec_emit(vp, s, false);
+	vp_rec_emit(vp, s, VP_REC_SAMPLE);
 
 	t->intervals_seen++;
 	vp->session.intervals_seen++;

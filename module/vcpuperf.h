@@ -26,6 +26,21 @@
 #include "compat.h"
 
 /**
+ * enum vp_rec_class - how much of the ring a record may use
+ * @VP_REC_SAMPLE:	up to the lifecycle reserve
+ * @VP_REC_LIFECYCLE:	into the reserve, short of the room kept for the
+ *			session's end
+ * @VP_REC_SESSION_END:	the session's finished record: the whole ring, so
+ *			that it (and the dropped record before it) always
+ *			fits and the reader reaches EOF
+ */
+enum vp_rec_class {
+	VP_REC_SAMPLE,
+	VP_REC_LIFECYCLE,
+	VP_REC_SESSION_END,
+};
+
+/**
  * struct vp_ring - bounded byte FIFO of whole records
  * @lock:	protects every field but @buf's contents being copied out
  * @buf:	storage, @size bytes
@@ -69,7 +84,7 @@ struct vp_ring {
 int vp_ring_init(struct vp_ring *ring, size_t size);
 void vp_ring_free(struct vp_ring *ring);
 int vp_ring_put(struct vp_ring *ring, struct vcpuperf_rec *rec,
-		bool lifecycle);
+		enum vp_rec_class cls);
 size_t vp_ring_pop(struct vp_ring *ring, u8 *dst, size_t len);
 bool vp_ring_empty(struct vp_ring *ring);
 bool vp_ring_eof(struct vp_ring *ring);
@@ -230,7 +245,7 @@ struct vp_state {
 
 /* record.c */
 void *vp_rec_begin(struct vp_state *vp, u16 type, u32 size, u32 tid);
-int vp_rec_emit(struct vp_state *vp, void *rec, bool lifecycle);
+int vp_rec_emit(struct vp_state *vp, void *rec, enum vp_rec_class cls);
 void vp_emit_started(struct vp_state *vp, struct vp_target *t);
 void vp_emit_unavailable(struct vp_state *vp, struct vp_target *t, u32 idx);
 void vp_emit_vcpu_added(struct vp_state *vp, struct vp_target *t);

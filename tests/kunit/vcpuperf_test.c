@@ -1202,7 +1202,8 @@ static void vpk_ring_basic(struct kunit *test)
 
 	for (i = 0; i < 3; i++) {
 		vpk_rec_fill(rec, sizeof(rec), i);
-		KUNIT_EXPECT_EQ(test, vp_ring_put(ring, (void *)rec, false), 0);
+		KUNIT_EXPECT_EQ(test, vp_ring_put(ring, (void *)rec,
+						  VP_REC_SAMPLE), 0);
 		/* the caller's record carries its sequence number */
 		KUNIT_EXPECT_EQ(test, ((struct vcpuperf_rec *)rec)->seq,
 				(u64)i + 1);
@@ -1257,13 +1258,15 @@ static void vpk_ring_exact_fill(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, vp_ring_init(ring, VPK_RING), 0);
 	for (i = 0; i < n_samples; i++) {
 		vpk_rec_fill(rec, 64, i);
-		KUNIT_EXPECT_EQ_MSG(test, vp_ring_put(ring, (void *)rec, false),
+		KUNIT_EXPECT_EQ_MSG(test,
+				    vp_ring_put(ring, (void *)rec, VP_REC_SAMPLE),
 				    0, "sample %u", i);
 	}
 	/* Samples fill the ring up to the lifecycle reserve exactly. */
 	KUNIT_EXPECT_EQ(test, ring->wr - ring->rd, (u64)(VPK_RING - VPK_RING / 8));
 	vpk_rec_fill(rec, 64, 999);
-	KUNIT_EXPECT_EQ(test, vp_ring_put(ring, (void *)rec, false), -ENOSPC);
+	KUNIT_EXPECT_EQ(test, vp_ring_put(ring, (void *)rec, VP_REC_SAMPLE),
+			-ENOSPC);
 	KUNIT_EXPECT_EQ(test, vp_ring_drops(ring), 1ULL);
 	/* Pop one sample: now the pending drop record must fit too. */
 	KUNIT_EXPECT_EQ(test, vp_ring_pop(ring, out, 64), (size_t)64);
@@ -1275,21 +1278,24 @@ static void vpk_ring_exact_fill(struct kunit *test)
 	n_life = (VPK_RING - VPK_FINAL_RESERVE - used - DROP_SZ) / 64;
 	for (i = 0; i < n_life; i++) {
 		vpk_rec_fill(rec, 64, n_samples + i);
-		KUNIT_EXPECT_EQ_MSG(test, vp_ring_put(ring, (void *)rec, true),
+		KUNIT_EXPECT_EQ_MSG(test,
+				    vp_ring_put(ring, (void *)rec, VP_REC_LIFECYCLE),
 				    0, "lifecycle %u", i);
 	}
 	used += DROP_SZ + 64 * n_life;
 	KUNIT_EXPECT_EQ(test, ring->wr - ring->rd, (u64)used);
 	/* One more lifecycle record does not fit: dropped and counted. */
 	vpk_rec_fill(rec, 64, 1000);
-	KUNIT_EXPECT_EQ(test, vp_ring_put(ring, (void *)rec, true), -ENOSPC);
+	KUNIT_EXPECT_EQ(test, vp_ring_put(ring, (void *)rec, VP_REC_LIFECYCLE),
+			-ENOSPC);
 	KUNIT_EXPECT_EQ(test, vp_ring_drops(ring), 2ULL);
 	/* The session's finished record and its dropped record always fit. */
 	memset(&fin, 0, sizeof(fin));
 	fin.rec.type = VCPUPERF_REC_FINISHED;
 	fin.rec.size = sizeof(fin);
 	fin.rec.tid = 0;
-	KUNIT_EXPECT_EQ(test, vp_ring_put(ring, &fin.rec, true), 0);
+	KUNIT_EXPECT_EQ(test, vp_ring_put(ring, &fin.rec, VP_REC_SESSION_END),
+			0);
 	used += DROP_SZ + sizeof(fin);
 	KUNIT_EXPECT_EQ(test, ring->wr - ring->rd, (u64)used);
 	got = vp_ring_pop(ring, out, VPK_RING);
@@ -1328,7 +1334,8 @@ static void vpk_ring_overflow(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, vp_ring_init(ring, VPK_RING), 0);
 	for (i = 0; i < n_samples + 5; i++) {
 		vpk_rec_fill(rec, sizeof(rec), i);
-		KUNIT_EXPECT_EQ_MSG(test, vp_ring_put(ring, (void *)rec, false),
+		KUNIT_EXPECT_EQ_MSG(test,
+				    vp_ring_put(ring, (void *)rec, VP_REC_SAMPLE),
 				    i < n_samples ? 0 : -ENOSPC, "put %u", i);
 	}
 	KUNIT_EXPECT_EQ(test, vp_ring_drops(ring), 5ULL);
@@ -1347,7 +1354,8 @@ static void vpk_ring_overflow(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, vp_ring_first_seq(ring), (u64)n_samples + 1);
 
 	vpk_rec_fill(rec, sizeof(rec), 4242);
-	KUNIT_EXPECT_EQ(test, vp_ring_put(ring, (void *)rec, false), 0);
+	KUNIT_EXPECT_EQ(test, vp_ring_put(ring, (void *)rec, VP_REC_SAMPLE),
+			0);
 	got = vp_ring_pop(ring, out, VPK_RING);
 	KUNIT_ASSERT_EQ(test, got, sizeof(*drop) + 64);
 	drop = (struct vcpuperf_dropped *)out;
@@ -1369,14 +1377,15 @@ static void vpk_ring_overflow(struct kunit *test)
 	seq = r->seq;
 	for (i = 0; i < n_samples + 2; i++) {
 		vpk_rec_fill(rec, sizeof(rec), i);
-		vp_ring_put(ring, (void *)rec, false);
+		vp_ring_put(ring, (void *)rec, VP_REC_SAMPLE);
 	}
 	got = vp_ring_pop(ring, out, VPK_RING);
 	KUNIT_EXPECT_EQ(test, got, (size_t)n_samples * 64);
 	last_seq = ((struct vcpuperf_rec *)(out + got - 64))->seq;
 	KUNIT_EXPECT_EQ(test, last_seq, seq + n_samples);
 	vpk_rec_fill(rec, 64, 7);
-	KUNIT_EXPECT_EQ(test, vp_ring_put(ring, (void *)rec, true), 0);
+	KUNIT_EXPECT_EQ(test, vp_ring_put(ring, (void *)rec, VP_REC_LIFECYCLE),
+			0);
 	got = vp_ring_pop(ring, out, VPK_RING);
 	KUNIT_ASSERT_EQ(test, got, sizeof(*drop) + 64);
 	KUNIT_EXPECT_EQ(test, drop->count, 2ULL);
@@ -1403,7 +1412,8 @@ static void vpk_ring_wrap(struct kunit *test)
 
 		vpk_rec_fill(rec, size, tag++);
 		KUNIT_ASSERT_EQ_MSG(test, vp_ring_put(ring, (void *)rec,
-						      false), 0, "put %u", i);
+						      VP_REC_SAMPLE),
+				    0, "put %u", i);
 		if (i % 3 != 2)
 			continue;
 		got = vp_ring_pop(ring, out, sizeof(out));
