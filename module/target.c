@@ -66,6 +66,7 @@ static struct vp_target *vp_target_new(struct vp_state *vp,
 {
 	struct vp_target *t;
 	char comm[TASK_COMM_LEN];
+	int ret;
 	u32 i;
 
 	t = kzalloc(sizeof(*t), GFP_KERNEL);
@@ -94,10 +95,11 @@ static struct vp_target *vp_target_new(struct vp_state *vp,
 	t->nr_events = nr_events;
 	for (i = 0; i < nr_events; i++)
 		t->events[i] = descs[i];
-	if (xa_insert(&vp->by_tid, t->gtid, t, GFP_KERNEL)) {
+	ret = xa_insert(&vp->by_tid, t->gtid, t, GFP_KERNEL);
+	if (ret) {
 		put_task_struct(task);
 		kfree(t);
-		return ERR_PTR(-ENOMEM);
+		return ERR_PTR(ret);
 	}
 	return t;
 }
@@ -292,7 +294,7 @@ static struct vp_group *vp_find_group(struct vp_state *vp, struct pid *pid)
 }
 
 /*
- * Start targets for @tasks (references consumed); -ENOMEM stops early.  A
+ * Start targets for @tasks (references consumed); an error stops early.  A
  * thread that exited since it was collected is left out.
  */
 static int vp_start_tasks(struct vp_state *vp, struct task_struct **tasks,
