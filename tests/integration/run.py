@@ -568,14 +568,7 @@ def tracepoint_events():
                  "--hold-ms", "1000")
     c = Cat("tp", "--tid", str(w.tids[0]), "--events",
             "sched:sched_switch,context-switches", "--interval", "100ms")
-    try:
-        c.wait_started(1)
-        w.go()
-        w.wait()
-        rc = c.stop()
-    finally:
-        w.kill()
-    check(rc == 0, "exit %d" % rc)
+    run_workload(c, w, 1, settle=0)
     rows = c.rows()
     tp = sum(r["sched_sched_switch"] for r in rows)
     cs = sum(r["context_switches"] for r in rows)
@@ -744,15 +737,10 @@ def tool_falls_back_to_device():
     try:
         c = Cat("fallback", "--qemu", str(w.pid), "--interval", "50ms",
                 "--events", "page-faults,task-clock")
-        c.wait_started(2)
-        w.go()
-        rep = w.wait()
-        time.sleep(0.2)
-        rc = c.stop()
+        rep = run_workload(c, w, 2, settle=0.2)
     finally:
         w.kill()
         sh("mount -t debugfs none /sys/kernel/debug")
-    check(rc == 0, "vcpuperf-cat exit %d: %s" % (rc, c.stderr))
     check(c.stderr.count("using " + DEVICE) == 1,
           "no fallback message: %r" % c.stderr)
     rows = by_tid(c.rows())
