@@ -56,18 +56,6 @@ def rows_size(cat):
         return 0
 
 
-def tail_rows(cat, nbytes=1 << 20):
-    """The complete rows in the last nbytes of the rows file."""
-    try:
-        with open(cat.rows_path, "rb") as f:
-            f.seek(max(0, os.path.getsize(cat.rows_path) - nbytes))
-            data = f.read()
-    except OSError:
-        return []
-    lines = data.split(b"\n")[1:-1]
-    return [json.loads(ln) for ln in lines if ln]
-
-
 CATS = []
 
 
@@ -92,8 +80,6 @@ STREAM = os.path.join(DEBUGFS, "stream")
 CTRL = os.path.join(DEBUGFS, "control")
 SW_EVENTS = ["task-clock", "context-switches", "page-faults",
              "cpu-migrations", "cpu-clock"]
-DOCUMENTED = {0, errno.EINVAL, errno.ENOENT, errno.ESRCH, errno.E2BIG,
-              errno.ENOSPC, errno.EEXIST}
 BAD = ("KASAN", "BUG:", "WARNING:", "sleeping function called from invalid "
        "context", "possible circular locking", "inconsistent lock state",
        "possible recursive locking", "lockdep", "Oops", "general protection",
@@ -164,14 +150,6 @@ def session_finished(cat):
     fin = [e for e in cat.events("perf_finished") if e.get("scope") ==
            "session"]
     return fin[0] if fin else None
-
-
-def status_drops():
-    for ln in read_file("status").splitlines():
-        if ln.startswith("records:") and "dropped" in ln:
-            # records: P produced, D dropped, next seq S
-            return int(ln.split(",")[1].split()[0])
-    raise TestFailure("no drop count in status")
 
 
 def proc_state(pid):
@@ -747,9 +725,6 @@ def phase_fuzz(n, batch=int(os.environ.get("VP_FUZZ_BATCH", "1000"))):
     rows, inwin, gap = watched_gap(cat, ch.tids, t0, t1)
     written = res["writes"]
     STATS["writes"] = STATS.get("writes", 0) + written
-    STATS["writes_rejected"] = STATS.get("writes_rejected", 0) + \
-        written - res["errno"].get("ok", 0)
-    STATS["write_errno"] = res["errno"]
     log("  %d control writes in %d batches, %.1fs (+%d interval resets, %d "
         "candidates filtered as stop/detach, %d fuzz-attached targets "
         "detached between batches), by errno %s" %
