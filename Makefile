@@ -4,6 +4,7 @@
 #   make            build the module (against KDIR) and vcpuperf-cat
 #   make demo       set up, build, boot a VM, attach to a workload, print JSONL
 #   make check      set up, build and run every test
+#   make fresh-test the first make demo in a minimal Debian 12 root
 #   make install    install the module (for KVER), vcpuperf-cat, the man
 #                   pages, the modprobe.d example and the systemd unit
 #   make uninstall  remove what make install added
@@ -11,51 +12,50 @@
 #
 # KDIR defaults to the running kernel's build tree; on a machine without a
 # module-capable running kernel (CI, this project's build hosts) it falls
-# back to the newest installed Debian headers.
+# back to Debian's default headers (scripts/kver.sh).
 
-# Without a running module-capable kernel, use the kernel Debian's
-# linux-headers-amd64 points at (Debian 12's own, even when other kernels of
-# the test matrix are installed beside it), else the newest headers.
-RUNNING_KDIR := /lib/modules/$(shell uname -r)/build
-DEBIAN_KVER := $(shell dpkg-query -W -f='$${Depends}' linux-headers-amd64 \
-		 2>/dev/null | sed -n 's/^linux-headers-\([^ ,]*\).*/\1/p')
-NEWEST_KVER := $(shell ls -d /lib/modules/*/build 2>/dev/null | \
-		 sed 's|/lib/modules/||;s|/build||' | sort -V | tail -n1)
-ifneq ($(wildcard $(RUNNING_KDIR)),)
-KVER ?= $(shell uname -r)
-else ifneq ($(DEBIAN_KVER),)
-KVER ?= $(DEBIAN_KVER)
-else
-KVER ?= $(NEWEST_KVER)
-endif
-KDIR ?= /lib/modules/$(KVER)/build
+# Nothing that depends on installed packages is evaluated when make parses
+# this file: `make demo` and `make check` install the packages first (their
+# `setup` prerequisite), and only the recipes that run after it look for a
+# kernel.  $(kver) and $(kdir) are expanded when a recipe runs; a KVER or
+# KDIR given on the command line or in the environment wins (scripts/kver.sh
+# says how the default is chosen).  Nothing is exported from here: a value
+# given by the user reaches sub-makes and scripts by itself, and scripts ask
+# `make -s print-kver` after setup.
+kver = $(if $(KVER),$(KVER),$(shell scripts/kver.sh))
+kdir = $(if $(KDIR),$(KDIR),$(if $(kver),/lib/modules/$(kver)/build))
 
-export KVER KDIR
-
-.PHONY: print-kver all module tool setup check demo clean fuzz kunit bench bench-smoke matrix dkms-test \
+.PHONY: print-kver all module tool setup setup-demo check fresh-test demo clean fuzz kunit bench bench-smoke matrix dkms-test \
 	install install-module install-files uninstall uninstall-module uninstall-files install-test \
 	stress
 
 all: module tool
 
 print-kver:
-	@echo $(KVER)
+	@scripts/kver.sh
 
 module:
-	@test -d "$(KDIR)" || { echo "no kernel build tree at KDIR=$(KDIR): run scripts/setup.sh (installs linux-headers-amd64)"; exit 1; }
-	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+	@k='$(kdir)'; test -n "$$k" && test -d "$$k" || \
+		{ echo "no kernel build tree at KDIR=$$k: run scripts/setup.sh (installs linux-headers-amd64) or give KDIR="; exit 1; }
+	$(MAKE) -C $(kdir) M=$(CURDIR) modules
 
 tool:
 	$(MAKE) -C tools
 
 setup:
-	scripts/setup.sh
+	scripts/setup.sh check
+
+setup-demo:
+	scripts/setup.sh demo
 
 check: setup
 	scripts/check.sh
 
-demo: setup
+demo: setup-demo
 	scripts/demo.sh
+
+fresh-test: setup
+	scripts/fresh-test.sh
 
 kunit: setup
 	scripts/kunit.sh
@@ -102,22 +102,22 @@ MANDIR ?= $(PREFIX)/share/man
 HELPERDIR ?= $(PREFIX)/lib/vcpuperf
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 INSTALL_MOD_DIR ?= extra
-MODBUILD ?= $(CURDIR)/out/install/$(KVER)
-MODDEST := $(DESTDIR)/lib/modules/$(KVER)/$(INSTALL_MOD_DIR)
+MODBUILD ?= $(CURDIR)/out/install/$(kver)
+MODDEST = $(DESTDIR)/lib/modules/$(kver)/$(INSTALL_MOD_DIR)
 INSTALL ?= install
 
 install: install-module install-files
 
 install-module:
-	@test -d "$(KDIR)" || { echo "no kernel build tree at KDIR=$(KDIR): install linux-headers-$(KVER)"; exit 1; }
-	@r=$$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$$/\1/p' $(KDIR)/include/generated/utsrelease.h 2>/dev/null); \
-	test "$$r" = "$(KVER)" || { echo "KDIR=$(KDIR) is kernel '$$r', not KVER=$(KVER): give KVER=$$r"; exit 1; }
+	@test -d "$(kdir)" || { echo "no kernel build tree at KDIR=$(kdir): install linux-headers-$(kver)"; exit 1; }
+	@r=$$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$$/\1/p' $(kdir)/include/generated/utsrelease.h 2>/dev/null); \
+	test "$$r" = "$(kver)" || { echo "KDIR=$(kdir) is kernel '$$r', not KVER=$(kver): give KVER=$$r"; exit 1; }
 	scripts/stage-kmod.sh $(MODBUILD)
-	$(MAKE) -C $(KDIR) M=$(MODBUILD) modules
-	$(MAKE) -C $(KDIR) M=$(MODBUILD) INSTALL_MOD_DIR=$(INSTALL_MOD_DIR) \
+	$(MAKE) -C $(kdir) M=$(MODBUILD) modules
+	$(MAKE) -C $(kdir) M=$(MODBUILD) INSTALL_MOD_DIR=$(INSTALL_MOD_DIR) \
 		$(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR)) modules_install
 	@ls $(MODDEST)/vcpuperf.ko* >/dev/null
-	$(if $(DESTDIR),,depmod -a $(KVER))
+	$(if $(DESTDIR),,depmod -a $(kver))
 
 FILE_DIRS := $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man4 \
 	$(DESTDIR)$(HELPERDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/modprobe.d
@@ -149,7 +149,7 @@ uninstall-module:
 	rm -f $(MODDEST)/vcpuperf.ko $(MODDEST)/vcpuperf.ko.xz \
 		$(MODDEST)/vcpuperf.ko.gz $(MODDEST)/vcpuperf.ko.zst
 	rmdir $(MODDEST) 2>/dev/null || true
-	$(if $(DESTDIR),,test ! -d /lib/modules/$(KVER)/kernel || depmod -a $(KVER))
+	$(if $(DESTDIR),,test ! -d /lib/modules/$(kver)/kernel || depmod -a $(kver))
 
 uninstall-files:
 	@set -e; dirs=$$(cat $(DIRLIST) 2>/dev/null || true); set -x; \
@@ -164,7 +164,7 @@ uninstall-files:
 	$(if $(DESTDIR),,-test ! -d /run/systemd/system || systemctl daemon-reload)
 
 clean:
-	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	-$(if $(kdir),$(MAKE) -C $(kdir) M=$(CURDIR) clean)
 	$(MAKE) -C tools clean
 	$(MAKE) -C fuzz clean
 	$(MAKE) -C tests/stress clean

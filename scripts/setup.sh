@@ -1,27 +1,50 @@
 #!/bin/sh
-# Install every Debian package vcpuperf needs to build and test.
-# Idempotent and fast when everything is present (no apt-get update then).
+# Install every Debian package vcpuperf needs, for `make demo` (profile
+# demo) or `make check` (profile check, the default: everything).
+# Idempotent, and fast when everything is present (no apt-get update then).
+#
+#   scripts/setup.sh [demo|check]
 #
 # Kernels of the test matrix (scripts/matrix.sh, scripts/dkms-test.sh):
 #   Debian 12's own 6.1 (linux-image-amd64 / linux-headers-amd64: the default
-#   build and boot kernel, see the Makefile), and the 6.12 of
+#   build and boot kernel, see scripts/kver.sh), and the 6.12 of
 #   bookworm-backports, installed by its versioned package names only: the
-#   linux-*-amd64 metapackages stay on 6.1.
+#   linux-*-amd64 metapackages stay on 6.1.  bookworm-backports is added with
+#   the archive URI the machine's own sources use (scripts/debian-mirror.sh).
+#
+# Every refusal is one line on stderr that says what to do: not root, no
+# Debian 12 apt source, a package no source offers (named), not enough
+# space for the caches (where they go and how much they need).
 set -eu
 
-PKGS="build-essential make gcc bc flex bison libelf-dev libssl-dev
-linux-headers-amd64 linux-image-amd64 linux-perf
-qemu-system-x86 busybox-static cpio kmod xz-utils sparse python3 procps
-linux-source-6.1 util-linux clang-14 libclang-rt-14-dev dkms groff-base man-db
-debootstrap curl"
+profile=${1:-check}
+
+DEMO_PKGS="build-essential make gcc kmod linux-headers-amd64 linux-image-amd64
+qemu-system-x86 busybox-static cpio xz-utils procps util-linux"
+CHECK_PKGS="$DEMO_PKGS python3 bc flex bison libelf-dev libssl-dev linux-perf sparse
+linux-source-6.1 clang-14 libclang-rt-14-dev dkms groff-base man-db
+debootstrap curl git"
+
+# Space the caches under $VCPUPERF_CACHE need when built from nothing
+# (measured: the initramfs images; the debug kernel's source and build, the
+# sid chroot, the checkpatch tree and the fresh-test Debian root).
+DEMO_CACHE_MB=64
+CHECK_CACHE_MB=12288
+
+case "$profile" in
+demo) PKGS=$DEMO_PKGS; cache_mb=$DEMO_CACHE_MB ;;
+check) PKGS=$CHECK_PKGS; cache_mb=$CHECK_CACHE_MB ;;
+*) echo "usage: $0 [demo|check]" >&2; exit 2 ;;
+esac
 
 BPO_SUITE=bookworm-backports
 BPO_LIST=/etc/apt/sources.list.d/vcpuperf-backports.sources
-BPO_ENTRY="Types: deb
-URIs: http://deb.debian.org/debian
-Suites: $BPO_SUITE
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg"
+CACHE=${VCPUPERF_CACHE:-${HOME:-/tmp}/.cache/vcpuperf}
+
+here=$(cd "$(dirname "$0")" && pwd)
+
+say() { echo "setup: $*"; }
+die() { echo "setup: $*" >&2; exit 1; }
 
 installed() {
 	dpkg-query -W -f='${Status}\n' "$1" 2>/dev/null | grep -q '^install ok installed'
@@ -39,25 +62,55 @@ have_bpo_kernel() {
 }
 
 need_root() {
-	if [ "$(id -u)" -ne 0 ]; then
-		echo "setup: need root to $*" >&2
-		exit 1
-	fi
+	[ "$(id -u)" -eq 0 ] ||
+		die "run as root (sudo make ...): needed to $*"
 }
 
 updated=""
 apt_update() {
 	[ -z "$updated" ] || return 0
-	apt-get update -qq
+	apt-get update -qq || die "apt-get update failed (see above): check the apt sources and the network or proxy"
 	updated=1
+}
+
+# The packages of "$@" that no configured source offers.
+no_candidate() {
+	for p in "$@"; do
+		c=$(apt-cache policy "$p" 2>/dev/null | sed -n 's/^ *Candidate: //p')
+		case "$c" in "" | "(none)") printf ' %s' "$p" ;; esac
+	done
+}
+
+# Enough free space where the caches go?  Counts what is there already.
+check_space() {
+	d=$CACHE
+	while [ ! -d "$d" ]; do d=$(dirname "$d"); done
+	have=$(du -sm "$CACHE" 2>/dev/null | cut -f1 || true)
+	need=$((cache_mb - ${have:-0}))
+	[ "$need" -gt 0 ] || return 0
+	free=$(df -Pm "$d" | awk 'NR == 2 { print $4 }')
+	[ "$free" -ge "$need" ] ||
+		die "not enough space for the caches in $CACHE: $profile needs ${cache_mb} MB there, $free MB free on $(df -P "$d" | awk 'NR == 2 { print $6 }'); free some or set VCPUPERF_CACHE to a directory with room"
 }
 
 export DEBIAN_FRONTEND=noninteractive
 
-# The backports suite (deb822, like /etc/apt/sources.list.d/debian.sources).
+command -v apt-get >/dev/null || die "apt-get not found: vcpuperf's setup needs Debian 12"
+check_space
+
+# The backports suite (deb822, like /etc/apt/sources.list.d/debian.sources),
+# from the archive this machine already uses.
+mirror=$("$here/debian-mirror.sh") || exit 1
+keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+BPO_ENTRY="Types: deb
+URIs: $mirror
+Suites: $BPO_SUITE
+Components: main"
+[ ! -r "$keyring" ] || BPO_ENTRY="$BPO_ENTRY
+Signed-By: $keyring"
 if [ "$(cat "$BPO_LIST" 2>/dev/null)" != "$BPO_ENTRY" ]; then
 	need_root "add $BPO_SUITE to apt's sources"
-	echo "setup: adding $BPO_SUITE ($BPO_LIST)"
+	say "adding $BPO_SUITE from $mirror ($BPO_LIST)"
 	printf '%s\n' "$BPO_ENTRY" >"$BPO_LIST"
 	apt_update
 fi
@@ -68,27 +121,32 @@ for p in $PKGS; do
 done
 if [ -n "$missing" ]; then
 	need_root "install:$missing"
-	echo "setup: installing:$missing"
+	say "installing ($profile):$missing"
 	apt_update
 	# shellcheck disable=SC2086
-	apt-get install -y -qq --no-install-recommends $missing
+	bad=$(no_candidate $missing)
+	[ -z "$bad" ] || die "no apt source offers:$bad (Debian 12 main has them: check /etc/apt/sources.list*)"
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $missing ||
+		die "apt-get install failed for:$missing (the reason is above)"
 fi
 
-if ! have_bpo_kernel; then
+if [ "$profile" = check ] && ! have_bpo_kernel; then
 	need_root "install the $BPO_SUITE 6.12 kernel"
 	apt_update
 	# The versioned kernel the backports' linux-headers-amd64 points at.
 	ver=$(apt-cache madison linux-headers-amd64 |
 		awk -F' *[|] *' -v s="$BPO_SUITE/" 'index($3, s) && $2 ~ /^6\.12\./ { print $2; exit }')
-	[ -n "$ver" ] || { echo "setup: no 6.12 linux-headers-amd64 in $BPO_SUITE" >&2; exit 1; }
+	[ -n "$ver" ] || die "no 6.12 linux-headers-amd64 in $BPO_SUITE at $mirror: does that mirror carry $BPO_SUITE?"
 	kver=$(apt-cache show "linux-headers-amd64=$ver" |
 		sed -n 's/^Depends: linux-headers-\([^ ,]*\).*/\1/p' | head -n1)
-	[ -n "$kver" ] || { echo "setup: cannot resolve the $BPO_SUITE kernel version" >&2; exit 1; }
-	echo "setup: installing the $BPO_SUITE kernel $kver"
+	[ -n "$kver" ] || die "cannot resolve the $BPO_SUITE kernel version"
+	say "installing the $BPO_SUITE kernel $kver"
 	# pkg/suite (not -t, which would also upgrade the installed
 	# linux-*-amd64 metapackages, linux-perf and linux-libc-dev to 6.12).
 	apt-get install -y -qq --no-install-recommends \
-		"linux-image-$kver/$BPO_SUITE" "linux-headers-$kver/$BPO_SUITE"
+		"linux-image-$kver/$BPO_SUITE" "linux-headers-$kver/$BPO_SUITE" ||
+		die "apt-get install failed for: linux-image-$kver linux-headers-$kver (the reason is above)"
 fi
 
 # The default kernel must stay Debian 12's own.

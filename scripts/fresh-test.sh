@@ -1,0 +1,226 @@
+#!/bin/bash
+# fresh-test.sh - `make fresh-test`: the README's `make demo` the first time,
+# on a minimal Debian 12 with only the README's prerequisites installed.
+#
+#   scripts/fresh-test.sh [--out DIR] [--timeout SEC]
+#
+# 1. A minimal Debian 12 root (`debootstrap --variant=minbase bookworm`
+#    from the archive this machine's apt sources use), made once and kept
+#    as a tarball in ${VCPUPERF_CACHE:-$HOME/.cache/vcpuperf}/fresh/, keyed
+#    by the mirror, the suite, the variant and the layout version below.
+# 2. Each run unpacks it into a new root (nothing of an earlier run is
+#    left), with /proc, /sys and /dev mounted, the host's resolver and
+#    apt's network settings (proxy, Check-Valid-Until) copied in, and the
+#    host's /var/cache/apt/archives bind-mounted as the root's (downloads
+#    are shared with the host; every install still runs).
+# 3. In the root, as root: the README's prerequisite line (the line
+#    starting `apt-get` under "The two commands", run as it is), then `git clone` of
+#    this repository's HEAD (committed work only, as CI sees it) and
+#    `make demo` in the clone.
+# 4. Passes only if make demo exited 0 and printed JSONL rows (a tid, a
+#    task_clock) for vCPU 0 and vCPU 1 of the nested QEMU.
+#
+# Output in DIR (default out/fresh): demo.log (everything make demo
+# printed), prereq.log, result.log (one "N passed, N failed" line).
+# Needs root (debootstrap, chroot, mounts).
+set -euo pipefail
+
+prog=fresh-test
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/.." && pwd)
+out=$top/out/fresh
+timeout_s=2400
+# Bump when the way the base root is made changes.
+layout=1
+suite=bookworm
+variant=minbase
+
+die() { echo "$prog: $*" >&2; exit 1; }
+log() { echo "$prog: $*"; }
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--out) [ $# -ge 2 ] || die "$1 needs an argument"; out=$2; shift 2 ;;
+	--timeout) [ $# -ge 2 ] || die "$1 needs an argument"; timeout_s=$2; shift 2 ;;
+	*) die "usage: $0 [--out DIR] [--timeout SEC]" ;;
+	esac
+done
+
+[ "$(id -u)" -eq 0 ] || die "run as root (debootstrap, chroot and mounts need it)"
+command -v debootstrap >/dev/null || die "debootstrap missing: run scripts/setup.sh"
+mirror=$("$here/debian-mirror.sh") || exit 1
+
+rm -rf "$out"
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+result=$out/result.log
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok: $*" | tee -a "$result"; }
+bad() { fail=$((fail + 1)); echo "FAIL: $*" | tee -a "$result"; }
+finish() {
+	echo "$pass passed, $fail failed" | tee -a "$result"
+	[ "$fail" -eq 0 ]
+	exit
+}
+: >"$result"
+
+# The README's prerequisites: the one `apt-get` line of its "The two
+# commands" section (the README is the single source of truth).
+prereq=$(awk '/^## The two commands/ { s = 1; next } /^## / { s = 0 }
+	s && /^apt-get / { sub(/ *#.*/, ""); print; exit }' "$top/README.md")
+[ -n "$prereq" ] || die "README.md names no 'apt-get' prerequisite line under 'The two commands'"
+log "README prerequisites: $prereq"
+
+cache=${VCPUPERF_CACHE:-${HOME:-/tmp}/.cache/vcpuperf}/fresh
+mkdir -p "$cache"
+key=$(echo "$layout $suite $variant $mirror" | sha256sum | cut -c1-16)
+base=$cache/base-$key.tar
+archives=/var/cache/apt/archives
+mkdir -p "$archives/partial"
+
+exec 9>"$cache/.lock"
+flock 9
+
+if [ ! -f "$base" ]; then
+	log "debootstrap --variant=$variant $suite from $mirror (cached as $base)"
+	stage=$(mktemp -d "$cache/.stage.XXXXXX")
+	t0=$(date +%s)
+	if ! debootstrap --variant="$variant" --cache-dir="$archives" \
+		"$suite" "$stage" "$mirror" >"$out/debootstrap.log" 2>&1; then
+		tail -n 20 "$out/debootstrap.log" >&2
+		rm -rf "$stage"
+		die "debootstrap failed (log: $out/debootstrap.log)"
+	fi
+	# The base as debootstrap leaves it, without its downloads.
+	rm -f "$stage"/var/cache/apt/archives/*.deb
+	tar -C "$stage" -cf "$base.tmp" . && mv "$base.tmp" "$base"
+	rm -rf "$stage"
+	for old in "$cache"/base-*.tar; do [ "$old" = "$base" ] || rm -f "$old"; done
+	log "base root made in $(($(date +%s) - t0)) s ($(du -m "$base" | cut -f1) MB)"
+fi
+
+root=$cache/root
+mounts=()
+cleanup() {
+	local i
+	for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do
+		umount -R "${mounts[$i]}" 2>/dev/null || umount -lR "${mounts[$i]}" 2>/dev/null || true
+	done
+	mounts=()
+	# Keep a failed root for a look until the next run; drop a good one.
+	if [ "${keep_root:-0}" = 0 ]; then
+		rm -rf --one-file-system "$root"
+	fi
+}
+trap cleanup EXIT
+# A root left by an interrupted run may still have mounts.
+if [ -d "$root" ]; then
+	for m in $(awk -v r="$root/" 'index($2, r) == 1 { print $2 }' /proc/mounts | sort -r); do
+		umount -lR "$m" 2>/dev/null || true
+	done
+	rm -rf --one-file-system "$root"
+fi
+mkdir -p "$root"
+tar -C "$root" -xf "$base"
+
+# The host's network, as the root's first apt-get needs it.
+cp -L /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+apt-config dump | grep -E '^Acquire::(https?|ftp)::Proxy|^Acquire::Check-Valid-Until|^Acquire::Check-Date' \
+	>"$root/etc/apt/apt.conf.d/00host-network" || rm -f "$root/etc/apt/apt.conf.d/00host-network"
+for v in http https; do
+	eval "val=\${${v}_proxy-}"
+	[ -z "$val" ] || echo "Acquire::$v::Proxy \"$val\";" >>"$root/etc/apt/apt.conf.d/00host-network"
+done
+# This repository's HEAD (what CI would clone), as a bundle the root's own
+# git clones from; worktrees included.
+git -C "$top" bundle create "$root/root/vcpuperf.bundle" HEAD 2>"$out/bundle.log" ||
+	die "git bundle of $top failed"
+
+mnt() { mount "$@"; mounts+=("${*: -1}"); }
+mnt -t proc proc "$root/proc"
+mnt --rbind /sys "$root/sys"
+mount --make-rslave "$root/sys"
+mnt --rbind /dev "$root/dev"
+mount --make-rslave "$root/dev"
+mnt --bind "$archives" "$root/var/cache/apt/archives"
+# A real machine's /tmp and /run start empty.
+mnt -t tmpfs tmpfs "$root/tmp"
+mnt -t tmpfs tmpfs "$root/run"
+
+in_root() {
+	chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
+		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+		/bin/sh -c "$1"
+}
+
+t0=$(date +%s)
+log "in the fresh root: $prereq"
+if in_root "export DEBIAN_FRONTEND=noninteractive; $prereq" >"$out/prereq.log" 2>&1; then
+	ok "README prerequisites installed ($(($(date +%s) - t0)) s)"
+else
+	tail -n 20 "$out/prereq.log"
+	bad "README prerequisites ($prereq): see $out/prereq.log"
+	keep_root=1
+	finish
+fi
+for c in git make; do
+	in_root "command -v $c" >/dev/null || bad "the prerequisites did not bring $c"
+done
+# Nothing else of the project's packages may be there yet.
+for p in gcc qemu-system-x86 linux-headers-amd64; do
+	if in_root "dpkg-query -W -f='\${Status}' $p 2>/dev/null | grep -q 'ok installed'"; then
+		bad "$p is installed before make demo ran (not a fresh machine)"
+	fi
+done
+
+if ! in_root "git clone -q /root/vcpuperf.bundle /root/vcpuperf && rm /root/vcpuperf.bundle" >>"$out/prereq.log" 2>&1; then
+	bad "git clone in the fresh root (see $out/prereq.log)"
+	keep_root=1
+	finish
+fi
+log "cloned $(git -C "$top" rev-parse --short HEAD); make demo (log: $out/demo.log)"
+
+t1=$(date +%s)
+set +e
+timeout --foreground -k 10 "$timeout_s" \
+	chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
+	PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+	/bin/sh -c 'cd /root/vcpuperf && make demo' </dev/null >"$out/demo.log" 2>&1
+rc=$?
+set -e
+demo_s=$(($(date +%s) - t1))
+if [ $rc -eq 0 ]; then
+	ok "the first make demo in the fresh root exited 0 ($demo_s s)"
+else
+	tail -n 30 "$out/demo.log"
+	bad "the first make demo in the fresh root exited $rc after $demo_s s (log: $out/demo.log)"
+	keep_root=1
+fi
+
+# Rows for both vCPU threads of the nested QEMU, read from what the demo
+# printed (the JSONL lines of its output).
+if python3 - "$out/demo.log" <<'PY'; then
+import json, sys
+rows = {}
+for line in open(sys.argv[1], errors="replace"):
+    line = line.strip()
+    if not line.startswith("{"):
+        continue
+    try:
+        r = json.loads(line)
+    except ValueError:
+        continue
+    if r.get("tid") and r.get("vcpu") is not None and r.get("task_clock") is not None:
+        rows.setdefault(r["vcpu"], []).append(r)
+print("fresh-test: JSONL rows per vCPU:",
+      ", ".join("vcpu %s: %d" % (v, len(rows[v])) for v in sorted(rows)) or "none")
+sys.exit(0 if 0 in rows and 1 in rows else 1)
+PY
+	ok "make demo printed JSONL rows for vCPU 0 and vCPU 1"
+else
+	bad "make demo did not print JSONL rows for both vCPU threads"
+	keep_root=1
+fi
+log "fresh root total: $(($(date +%s) - t0)) s"
+finish
