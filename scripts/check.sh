@@ -40,6 +40,9 @@ fi
 make tool
 make -C tests/workload
 
+step "fresh machine: the first make demo in a minimal Debian 12 root (make fresh-test)"
+scripts/fresh-test.sh --out "$OUT/fresh" || fail=1
+
 step "style: checkpatch --strict"
 scripts/checkpatch.sh || fail=1
 
@@ -98,7 +101,7 @@ nfail=0
 for log in "$OUT/tool.log" "$OUT/man.log" "$OUT/vm/console.log" "$OUT/kunit.log" \
 	"$OUT/lockdown/result.log" "$OUT/secure-boot/result.log" \
 	"$OUT/debug-vm/console.log" "$OUT/stress/console.log" \
-	"$OUT/matrix/result.log" "$OUT/install/result.log"; do
+	"$OUT/matrix/result.log" "$OUT/install/result.log" "$OUT/fresh/result.log"; do
 	line=$(result_line "$log")
 	if [ -z "$line" ]; then
 		echo "no result line in $log"

@@ -179,6 +179,42 @@ if ! in_root "git clone -q /root/vcpuperf.bundle /root/vcpuperf && rm /root/vcpu
 	keep_root=1
 	finish
 fi
+
+# A bad environment gets one line saying what to do, and changes nothing
+# that matters: run scripts/setup.sh demo in the fresh root (nothing of the
+# project's packages is installed yet) under each, and expect exit 1 and
+# exactly one line on stderr matching the pattern.
+#   bad_env NAME PATTERN SHELL-PREFIX
+bad_env() {
+	local name=$1 pattern=$2 prefix=$3 err rc
+	set +e
+	in_root "cd /root/vcpuperf && $prefix scripts/setup.sh demo" \
+		>"$out/badenv-$name.out" 2>"$out/badenv-$name.err"
+	rc=$?
+	set -e
+	err=$(cat "$out/badenv-$name.err")
+	if [ "$rc" -eq 1 ] && [ "$(wc -l <"$out/badenv-$name.err")" -eq 1 ] &&
+		printf '%s\n' "$err" | grep -Eq "$pattern"; then
+		ok "bad environment, $name: $err"
+	else
+		bad "bad environment, $name: exit $rc, stderr: $err"
+	fi
+}
+bad_env not-root 'run as root' 'setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/tmp'
+in_root 'mkdir -p /tmp/apt-none/parts /tmp/apt-pin &&
+	printf "Dir::Etc::sourcelist \"/dev/null\";\nDir::Etc::sourceparts \"/tmp/apt-none/parts\";\n" >/tmp/apt-none.conf &&
+	printf "Package: cpio\nPin: release *\nPin-Priority: -1\n" >/tmp/apt-pin/cpio &&
+	printf "Dir::Etc::preferencesparts \"/tmp/apt-pin\";\n" >/tmp/apt-pin.conf'
+bad_env no-debian-source 'no Debian 12 apt source: add' 'APT_CONFIG=/tmp/apt-none.conf'
+bad_env package-unavailable 'no apt source offers: cpio' 'APT_CONFIG=/tmp/apt-pin.conf'
+in_root 'mkdir -p /tmp/tiny && mount -t tmpfs -o size=1m tmpfs /tmp/tiny'
+bad_env no-space 'not enough space for the caches in /tmp/tiny/c: demo needs [0-9]+ MB' 'VCPUPERF_CACHE=/tmp/tiny/c'
+in_root 'umount /tmp/tiny'
+for p in gcc qemu-system-x86 linux-headers-amd64; do
+	if in_root "dpkg-query -W -f='\${Status}' $p 2>/dev/null | grep -q 'ok installed'"; then
+		bad "a refused setup installed $p"
+	fi
+done
 log "cloned $(git -C "$top" rev-parse --short HEAD); make demo (log: $out/demo.log)"
 
 t1=$(date +%s)

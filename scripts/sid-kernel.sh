@@ -19,7 +19,8 @@
 # and the Date: of sid's InRelease on that mirror, so a new sid (a new kernel or gcc) makes a new
 # chroot and the old one is dropped; if the mirror cannot be reached the
 # newest complete chroot is reused.  Cold: about 3 minutes and 700 MB.
-# Environment: VP_SID_MIRROR (default http://deb.debian.org/debian).
+# Environment: VP_SID_MIRROR (default: the Debian archive this machine's
+# own apt sources use, scripts/debian-mirror.sh).
 # Needs root (debootstrap, chroot, bind mounts).
 set -euo pipefail
 
@@ -29,7 +30,7 @@ die() { echo "$prog: error: $*" >&2; exit 1; }
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
-mirror=${VP_SID_MIRROR:-http://deb.debian.org/debian}
+mirror=${VP_SID_MIRROR:-$("$here/debian-mirror.sh")} || exit 1
 cache=${VCPUPERF_CACHE:-${HOME:-/tmp}/.cache/vcpuperf}/sid
 # The chroot's packages: sid's kernel headers pull in the gcc they were
 # configured with (CONFIG_CC_VERSION_TEXT); dkms for the DKMS cycle, and
