@@ -10,6 +10,7 @@
 #define VP_NS_PER_US	1000ULL
 #define VP_NS_PER_MS	1000000ULL
 #define VP_NS_PER_S	1000000000ULL
+#define VP_SIZE_DIGITS_MAX	10	/* no more than 2^32 KiB, far above the max */
 
 struct vp_token {
 	const char *s;
@@ -310,6 +311,52 @@ int vp_parse_duration(const char *s, size_t len, __u64 *ns)
 }
 
 /**
+ * vp_parse_ring_size() - parse a ring size, N[K|M|G], no unit meaning KiB
+ * @s:		the text, not NUL terminated
+ * @len:	its length
+ * @kb:		the size in KiB
+ *
+ * Return: 0, or -EINVAL when malformed or outside
+ * [VCPUPERF_RING_MIN_KB, VCPUPERF_RING_MAX_KB].
+ */
+int vp_parse_ring_size(const char *s, size_t len, __u32 *kb)
+{
+	__u64 v = 0, unit = 1;
+	size_t i, digits = 0;
+
+	while (digits < len && s[digits] >= '0' && s[digits] <= '9')
+		digits++;
+	if (!digits || digits > VP_SIZE_DIGITS_MAX)
+		return -EINVAL;
+	for (i = 0; i < digits; i++)
+		v = v * 10 + (__u64)(s[i] - '0');
+	if (len == digits + 1) {
+		switch (s[digits]) {
+		case 'K':
+		case 'k':
+			break;
+		case 'M':
+		case 'm':
+			unit = VP_KB_PER_MB;
+			break;
+		case 'G':
+		case 'g':
+			unit = VP_KB_PER_MB * VP_KB_PER_MB;
+			break;
+		default:
+			return -EINVAL;
+		}
+	} else if (len != digits) {
+		return -EINVAL;
+	}
+	v *= unit;
+	if (v < VCPUPERF_RING_MIN_KB || v > VCPUPERF_RING_MAX_KB)
+		return -EINVAL;
+	*kb = (__u32)v;
+	return 0;
+}
+
+/**
  * vp_format_duration() - print an interval in the unit it is a whole of
  * @buf:	output
  * @len:	size of @buf
@@ -398,6 +445,26 @@ int vp_parse_cmd(const char *buf, size_t len, struct vp_cmd *cmd,
 		}
 		if (vp_next_token(buf, len, &pos, &tok)) {
 			snprintf(err, errlen, "interval takes one argument");
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (vp_tok_is(&tok, "ring")) {
+		cmd->op = VP_OP_RING;
+		if (!vp_next_token(buf, len, &pos, &tok)) {
+			snprintf(err, errlen, "ring needs a size");
+			return -EINVAL;
+		}
+		if (vp_parse_ring_size(tok.s, tok.len, &cmd->ring_kb)) {
+			snprintf(err, errlen,
+				 "bad ring size '%.*s': want %uK..%uM as N[K|M|G]",
+				 (int)(tok.len > 24 ? 24 : tok.len), tok.s,
+				 VCPUPERF_RING_MIN_KB,
+				 VCPUPERF_RING_MAX_KB / VP_KB_PER_MB);
+			return -EINVAL;
+		}
+		if (vp_next_token(buf, len, &pos, &tok)) {
+			snprintf(err, errlen, "ring takes one argument");
 			return -EINVAL;
 		}
 		return 0;

@@ -11,8 +11,9 @@
 #include "vp_compat.h"
 #include "../include/uapi/vcpuperf.h"
 
-#define VP_ERR_LEN	160	/* room for a parse error message */
+#define VP_ERR_LEN	VCPUPERF_ERR_LEN	/* room for a parse error message */
 #define VP_TP_LEN	64	/* tracepoint subsystem or event name */
+#define VP_DURATION_LEN	32	/* a duration printed by vp_format_duration() */
 
 enum vp_op {
 	VP_OP_ATTACH = 1,
@@ -20,7 +21,10 @@ enum vp_op {
 	VP_OP_DETACH_ALL,
 	VP_OP_INTERVAL,
 	VP_OP_STOP,
+	VP_OP_RING,
 };
+
+#define VP_KB_PER_MB	1024U
 
 /**
  * struct vp_event_spec - one parsed event
@@ -47,6 +51,7 @@ struct vp_event_spec {
  * @events_given: events= was present
  * @mods:	modifiers given as keywords, applied to every event
  * @interval_ns: for VP_OP_INTERVAL
+ * @ring_kb:	for VP_OP_RING
  * @events:	the events, in sample order
  */
 struct vp_cmd {
@@ -58,6 +63,7 @@ struct vp_cmd {
 	bool events_given;
 	__u32 mods;
 	__u64 interval_ns;
+	__u32 ring_kb;
 	struct vp_event_spec events[VCPUPERF_MAX_EVENTS];
 };
 
@@ -73,6 +79,7 @@ int vp_parse_event_list(const char *s, size_t len, struct vp_event_spec *evs,
 			__u32 *nr, char *err, size_t errlen);
 int vp_parse_duration(const char *s, size_t len, __u64 *ns);
 int vp_format_duration(char *buf, size_t len, __u64 ns);
+int vp_parse_ring_size(const char *s, size_t len, __u32 *kb);
 
 void vp_build_attr(const struct vcpuperf_event_desc *desc,
 		   struct perf_event_attr *attr);

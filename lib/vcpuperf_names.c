@@ -192,7 +192,7 @@ const char *vp_rec_name(__u16 type)
  * vp_detach_name() - name of a detach reason
  * @reason:	enum vcpuperf_detach_reason
  *
- * Return: "command", "exited", "stop", "unload" or "unknown".
+ * Return: "command", "exited", "stop", "unload", "close" or "unknown".
  */
 const char *vp_detach_name(__u32 reason)
 {
@@ -205,6 +205,8 @@ const char *vp_detach_name(__u32 reason)
 		return "stop";
 	case VCPUPERF_DETACH_UNLOAD:
 		return "unload";
+	case VCPUPERF_DETACH_CLOSE:
+		return "close";
 	default:
 		return "unknown";
 	}

@@ -67,6 +67,27 @@ static bool vp_has_live_thread(struct task_struct *leader)
 }
 
 /**
+ * vp_forget_all() - drop every thread and process, without records
+ * @c:		the collection, lock held
+ *
+ * For a collection nobody reads any more (its file was closed): every
+ * counter is released, nothing is queued.
+ */
+void vp_forget_all(struct vp_coll *c)
+{
+	struct vp_target *t, *tmp;
+	struct vp_group *g, *gtmp;
+
+	lockdep_assert_held(&c->lock);
+	list_for_each_entry_safe(t, tmp, &c->targets, node) {
+		vp_target_free(c, t);
+		cond_resched();
+	}
+	list_for_each_entry_safe(g, gtmp, &c->groups, node)
+		vp_group_free(c, g);
+}
+
+/**
  * vp_detach_all() - end every thread and process being sampled
  * @c:		the collection, lock held
  * @reason:	enum vcpuperf_detach_reason
@@ -191,9 +212,10 @@ static int vp_attach_tids(struct vp_coll *c, struct vp_cmd *cmd,
 	u32 i, n = 0;
 	int ret;
 
-	if (c->nr_targets + cmd->nr_ids > VCPUPERF_MAX_TARGETS) {
-		snprintf(err, errlen, "target table full: %u attached, limit %d",
-			 c->nr_targets, VCPUPERF_MAX_TARGETS);
+	if (c->nr_targets + cmd->nr_ids > c->mod->max_targets) {
+		snprintf(err, errlen,
+			 "target table full: %u attached, limit %u (max_targets)",
+			 c->nr_targets, c->mod->max_targets);
 		return -ENOSPC;
 	}
 	tasks = kcalloc(cmd->nr_ids, sizeof(*tasks), GFP_KERNEL);
@@ -245,15 +267,77 @@ err_put:
 	return ret;
 }
 
+/*
+ * Collect the threads of @task's process for a new group, with the reason
+ * in @err when there are none to take or too many.
+ */
+static int vp_collect_new(struct vp_coll *c, struct vp_cmd *cmd,
+			  struct task_struct *task, struct task_struct **tasks,
+			  u32 room, u32 *n, char *err, size_t errlen)
+{
+	int ret;
+
+	ret = vp_collect(c, task, cmd->kind, true, tasks, room, n);
+	if (ret == -EEXIST) {
+		snprintf(err, errlen,
+			 "a thread of process %u is attached already (detach it first)",
+			 cmd->ids[0]);
+	} else if (ret == -ENOSPC) {
+		snprintf(err, errlen,
+			 "target table full: %u attached, limit %u (max_targets)",
+			 c->nr_targets, c->mod->max_targets);
+	} else if (!*n && !vp_has_live_thread(task)) {
+		snprintf(err, errlen,
+			 "process %u has exited (a zombie or exiting)",
+			 cmd->ids[0]);
+		ret = -ESRCH;
+	} else if (!*n && cmd->kind == VCPUPERF_TARGET_QEMU) {
+		snprintf(err, errlen,
+			 "process %u has no 'CPU <n>/KVM' or 'CPU <n>/TCG' thread (start QEMU with -name NAME,debug-threads=on)",
+			 cmd->ids[0]);
+		ret = -ESRCH;
+	}
+	return ret;
+}
+
+/* Fill in and list a new group for @task's process. */
+static void vp_group_add(struct vp_coll *c, struct vp_group *g,
+			 const struct vp_cmd *cmd, struct task_struct *task,
+			 struct pid_namespace *ns)
+{
+	u32 i;
+
+	g->kind = cmd->kind;
+	g->pid = get_pid(task_tgid(task));
+	g->ns = get_pid_ns(ns);
+	g->nr = cmd->ids[0];
+	g->nr_events = cmd->nr_events;
+	for (i = 0; i < cmd->nr_events; i++)
+		g->events[i] = cmd->events[i].desc;
+	list_add_tail(&g->node, &c->groups);
+	c->nr_groups++;
+}
+
+/* The process named by an attach or detach command, referenced, or NULL. */
+static struct task_struct *vp_cmd_process(const struct vp_cmd *cmd)
+{
+	struct task_struct *task;
+	struct pid *pid;
+
+	pid = find_get_pid(cmd->ids[0]);
+	task = get_pid_task(pid, PIDTYPE_TGID);
+	put_pid(pid);
+	return task;
+}
+
 static int vp_attach_process(struct vp_coll *c, struct vp_cmd *cmd,
 			     struct pid_namespace *ns, char *err,
 			     size_t errlen)
 {
-	u32 room = VCPUPERF_MAX_TARGETS - c->nr_targets;
+	u32 room = c->mod->max_targets - c->nr_targets;
 	struct task_struct **tasks, *task;
 	struct vp_group *g;
-	struct pid *pid;
-	u32 i, n = 0;
+	u32 n = 0;
 	int ret;
 
 	if (c->nr_groups >= VCPUPERF_MAX_GROUPS) {
@@ -261,9 +345,7 @@ static int vp_attach_process(struct vp_coll *c, struct vp_cmd *cmd,
 			 VCPUPERF_MAX_GROUPS);
 		return -ENOSPC;
 	}
-	pid = find_get_pid(cmd->ids[0]);
-	task = get_pid_task(pid, PIDTYPE_TGID);
-	put_pid(pid);
+	task = vp_cmd_process(cmd);
 	if (!task) {
 		snprintf(err, errlen, "no process %u", cmd->ids[0]);
 		return -ESRCH;
@@ -275,57 +357,26 @@ static int vp_attach_process(struct vp_coll *c, struct vp_cmd *cmd,
 		goto err_task;
 	}
 	g = kzalloc(sizeof(*g), GFP_KERNEL);
-	tasks = kcalloc(VCPUPERF_MAX_TARGETS, sizeof(*tasks), GFP_KERNEL);
+	tasks = kvcalloc(room, sizeof(*tasks), GFP_KERNEL);
 	if (!g || !tasks) {
 		ret = -ENOMEM;
 		goto err_free;
 	}
-	ret = vp_collect(c, task, cmd->kind, true, tasks, room, &n);
-	if (ret == -EEXIST) {
-		snprintf(err, errlen,
-			 "a thread of process %u is attached already (detach it first)",
-			 cmd->ids[0]);
+	ret = vp_collect_new(c, cmd, task, tasks, room, &n, err, errlen);
+	if (ret)
 		goto err_tasks;
-	}
-	if (ret == -ENOSPC) {
-		snprintf(err, errlen, "target table full: %u attached, limit %d",
-			 c->nr_targets, VCPUPERF_MAX_TARGETS);
-		goto err_tasks;
-	}
-	if (!n && !vp_has_live_thread(task)) {
-		snprintf(err, errlen,
-			 "process %u has exited (a zombie or exiting)",
-			 cmd->ids[0]);
-		ret = -ESRCH;
-		goto err_tasks;
-	}
-	if (!n && cmd->kind == VCPUPERF_TARGET_QEMU) {
-		snprintf(err, errlen,
-			 "process %u has no 'CPU <n>/KVM' or 'CPU <n>/TCG' thread (start QEMU with -name NAME,debug-threads=on)",
-			 cmd->ids[0]);
-		ret = -ESRCH;
-		goto err_tasks;
-	}
-	g->kind = cmd->kind;
-	g->pid = get_pid(task_tgid(task));
-	g->ns = get_pid_ns(ns);
-	g->nr = cmd->ids[0];
-	g->nr_events = cmd->nr_events;
-	for (i = 0; i < cmd->nr_events; i++)
-		g->events[i] = cmd->events[i].desc;
-	list_add_tail(&g->node, &c->groups);
-	c->nr_groups++;
+	vp_group_add(c, g, cmd, task, ns);
 	ret = vp_start_tasks(c, tasks, n, ns, cmd->kind, g, g->events,
 			     g->nr_events, false);
-	kfree(tasks);
+	kvfree(tasks);
 	put_task_struct(task);
-	vp_session_begin(c);
+	vp_totals_begin(c);
 	return ret;
 
 err_tasks:
 	vp_put_tasks(tasks, n);
 err_free:
-	kfree(tasks);
+	kvfree(tasks);
 	kfree(g);
 err_task:
 	put_task_struct(task);
@@ -391,9 +442,7 @@ int vp_detach(struct vp_coll *c, const struct vp_cmd *cmd, char *err,
 	lockdep_assert_held(&c->lock);
 	vp_end_exited(c);
 	if (cmd->kind != VCPUPERF_TARGET_TID) {
-		pid = find_get_pid(cmd->ids[0]);
-		task = get_pid_task(pid, PIDTYPE_TGID);
-		put_pid(pid);
+		task = vp_cmd_process(cmd);
 		g = task ? vp_find_group(c, task_tgid(task)) : NULL;
 		if (task)
 			put_task_struct(task);
@@ -463,7 +512,7 @@ void vp_scan_groups(struct vp_coll *c)
 			continue;
 		}
 		room = min_t(u32, VP_SCAN_BATCH,
-			     VCPUPERF_MAX_TARGETS - c->nr_targets);
+			     c->mod->max_targets - c->nr_targets);
 		vp_collect(c, leader, g->kind, false, tasks, room, &n);
 		put_task_struct(leader);
 		if (n)

@@ -1,44 +1,49 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * /dev/vcpuperf: the control commands and the record stream on one misc
- * character device, root only (mode 0600), for kernels whose debugfs
- * refuses writable files (lockdown=integrity).  write() takes one command
- * as the debugfs control file does; read() and poll() give the record
- * stream as the debugfs stream file does, under the same single-reader
- * rule: opening for reading (O_RDONLY, O_RDWR) claims the stream,
- * O_WRONLY only sends commands.
+ * /dev/vcpuperf: every open() creates a collection owned by that open
+ * file.  write() takes one command for it (the grammar of the uapi
+ * header), read() and poll() give its record stream, the
+ * VCPUPERF_IOC_LAST_ERROR ioctl the reason of its last rejected command.
+ * dup() and fork() share the file and so the collection; its last close
+ * (the owner killed included) destroys the collection: every counter is
+ * released and nothing is left.  Root only (mode 0600, CAP_SYS_ADMIN).
  *
  * Like the debugfs files the device has no .owner (see files.c): rmmod
- * ends a collection whose reader holds the device open, after the reader
- * has read to end of file and closed it.
+ * ends every collection (final records, then end of file for its reader)
+ * and waits until the files are closed.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/err.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/poll.h>
 #include <linux/slab.h>
+#include <linux/uaccess.h>
 
 #include "vcpuperf.h"
 
 /**
  * struct vp_dev_file - an open /dev/vcpuperf
- * @vp:		module state
- * @reader:	the stream, if the file was opened for reading, else NULL
+ * @mod:	the module
+ * @coll:	the file's collection
+ * @reader:	its reader, if the file was opened for reading, else NULL
  */
 struct vp_dev_file {
-	struct vp_state *vp;
+	struct vp_module *mod;
+	struct vp_coll *coll;
 	struct vp_reader *reader;
 };
 
 static int vp_dev_open(struct inode *inode, struct file *file)
 {
 	/* misc_open() leaves the miscdevice in ->private_data. */
-	struct vp_state *vp = container_of(file->private_data,
-					   struct vp_state, misc);
+	struct vp_module *mod = container_of(file->private_data,
+					     struct vp_module, misc);
 	struct vp_dev_file *df;
 	int ret;
 
-	ret = vp_file_get(vp);
+	ret = vp_file_get(mod);
 	if (ret)
 		return ret;
 	df = kzalloc(sizeof(*df), GFP_KERNEL);
@@ -46,21 +51,34 @@ static int vp_dev_open(struct inode *inode, struct file *file)
 		ret = -ENOMEM;
 		goto err_put;
 	}
-	df->vp = vp;
+	df->mod = mod;
+	df->coll = vp_coll_create(mod, false);
+	if (IS_ERR(df->coll)) {
+		ret = PTR_ERR(df->coll);
+		if (ret == -EUSERS)
+			pr_warn_ratelimited("open refused: %u collections open, the limit (max_collections)\n",
+					    mod->max_collections);
+		else if (ret == -ENOSPC)
+			pr_warn_ratelimited("open refused: no room for a %u KiB ring within ring_total_kb=%llu\n",
+					    mod->ring_kb, mod->ring_total_kb);
+		goto err_free;
+	}
 	if (file->f_mode & FMODE_READ) {
-		df->reader = vp_reader_open(vp);
+		df->reader = vp_reader_open(df->coll);
 		if (IS_ERR(df->reader)) {
 			ret = PTR_ERR(df->reader);
-			goto err_free;
+			goto err_coll;
 		}
 	}
 	file->private_data = df;
 	return stream_open(inode, file);
 
+err_coll:
+	vp_coll_destroy(df->coll);
 err_free:
 	kfree(df);
 err_put:
-	vp_file_put(vp);
+	vp_file_put(mod);
 	return ret;
 }
 
@@ -79,7 +97,7 @@ static ssize_t vp_dev_write(struct file *file, const char __user *ubuf,
 {
 	struct vp_dev_file *df = file->private_data;
 
-	return vp_control_write(df->vp, ubuf, count);
+	return vp_control_write(df->coll, ubuf, count);
 }
 
 static __poll_t vp_dev_poll(struct file *file, poll_table *wait)
@@ -95,16 +113,34 @@ static __poll_t vp_dev_poll(struct file *file, poll_table *wait)
 	return mask;
 }
 
-/* Module exit waits for this release (see files.c). */
+static long vp_dev_ioctl(struct file *file, unsigned int cmd,
+			 unsigned long arg)
+{
+	struct vp_dev_file *df = file->private_data;
+	struct vcpuperf_error e;
+
+	switch (cmd) {
+	case VCPUPERF_IOC_LAST_ERROR:
+		vp_coll_last_error(df->coll, &e);
+		if (copy_to_user((void __user *)arg, &e, sizeof(e)))
+			return -EFAULT;
+		return 0;
+	default:
+		return -ENOTTY;
+	}
+}
+
+/* The last reference is gone: end the collection.  Unload waits for it. */
 static int vp_dev_release(struct inode *inode, struct file *file)
 {
 	struct vp_dev_file *df = file->private_data;
-	struct vp_state *vp = df->vp;
+	struct vp_module *mod = df->mod;
 
 	if (df->reader)
 		vp_reader_close(df->reader);
+	vp_coll_destroy(df->coll);
 	kfree(df);
-	vp_file_put(vp);
+	vp_file_put(mod);
 	return 0;
 }
 
@@ -113,32 +149,34 @@ static const struct file_operations vp_dev_fops = {
 	.read = vp_dev_read,
 	.write = vp_dev_write,
 	.poll = vp_dev_poll,
+	.unlocked_ioctl = vp_dev_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
 	.release = vp_dev_release,
 };
 
 /**
  * vp_chardev_register() - create /dev/vcpuperf
- * @vp:		module state, ready for opens
+ * @mod:	the module, ready for opens
  *
  * Return: 0 or a negative errno from misc_register().
  */
-int vp_chardev_register(struct vp_state *vp)
+int vp_chardev_register(struct vp_module *mod)
 {
-	vp->misc.minor = MISC_DYNAMIC_MINOR;
-	vp->misc.name = "vcpuperf";
-	vp->misc.fops = &vp_dev_fops;
-	vp->misc.mode = 0600;
-	return misc_register(&vp->misc);
+	mod->misc.minor = MISC_DYNAMIC_MINOR;
+	mod->misc.name = KBUILD_MODNAME;
+	mod->misc.fops = &vp_dev_fops;
+	mod->misc.mode = 0600;
+	return misc_register(&mod->misc);
 }
 
 /**
  * vp_chardev_unregister() - remove /dev/vcpuperf
- * @vp:		module state
+ * @mod:	the module
  *
  * Files already open keep working until they are released; module exit
- * waits for that in vp_files_wait().
+ * ends their collections and waits for the release in vp_files_wait().
  */
-void vp_chardev_unregister(struct vp_state *vp)
+void vp_chardev_unregister(struct vp_module *mod)
 {
-	misc_deregister(&vp->misc);
+	misc_deregister(&mod->misc);
 }

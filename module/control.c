@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Control commands (grammar in the uapi header): carrying them out, for
- * the debugfs control file and /dev/vcpuperf alike, and the debugfs
- * control file, whose reading gives back the active configuration in the
- * same grammar.
+ * Control commands (grammar in the uapi header): parsing one and carrying
+ * it out on one collection, whichever file it was written to, and the
+ * collection's configuration written back in the same grammar.
  */
-#include <linux/fs.h>
 #include <linux/mm.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
@@ -14,27 +12,44 @@
 
 #include "vcpuperf.h"
 
-static void vp_reject(struct vp_state *vp, int ret, const char *why)
+/* Carry out a parsed command; the collection's lock is held. */
+static int vp_control_do(struct vp_coll *c, struct vp_cmd *cmd, char *err,
+			 size_t errlen)
 {
-	lockdep_assert_held(&vp->lock);
-	vp->last_errno = ret;
-	strscpy(vp->last_error, why, sizeof(vp->last_error));
-	pr_warn_ratelimited("vcpuperf: command rejected (%s): %s\n",
-			    vp_errno_name(ret), why);
+	switch (cmd->op) {
+	case VP_OP_ATTACH:
+		return vp_attach(c, cmd, err, errlen);
+	case VP_OP_DETACH:
+		return vp_detach(c, cmd, err, errlen);
+	case VP_OP_DETACH_ALL:
+		vp_detach_all(c, VCPUPERF_DETACH_COMMAND);
+		return 0;
+	case VP_OP_INTERVAL:
+		vp_coll_set_interval(c, cmd->interval_ns);
+		return 0;
+	case VP_OP_RING:
+		return vp_coll_set_ring(c, cmd->ring_kb, err, errlen);
+	case VP_OP_STOP:
+		vp_detach_all(c, VCPUPERF_DETACH_STOP);
+		vp_emit_session_finished(c);
+		return 0;
+	}
+	snprintf(err, errlen, "unknown operation");
+	return -EINVAL;
 }
 
 /**
  * vp_control_apply() - parse and carry out one control command
- * @vp:		module state, lock not held
+ * @c:		the collection, lock not held
  * @buf:	the command bytes
  * @len:	their number
  *
- * A rejected command changes nothing; its reason is kept for the status
- * file and logged (rate-limited).
+ * A rejected command changes nothing; its reason is kept for the
+ * collection's writers (vp_coll_last_error()) and logged (rate-limited).
  *
  * Return: 0 or a negative errno as documented in the uapi header.
  */
-int vp_control_apply(struct vp_state *vp, const char *buf, size_t len)
+int vp_control_apply(struct vp_coll *c, const char *buf, size_t len)
 {
 	char err[VP_ERR_LEN] = "";
 	struct vp_cmd *cmd;
@@ -45,42 +60,53 @@ int vp_control_apply(struct vp_state *vp, const char *buf, size_t len)
 		return -ENOMEM;
 	ret = vp_parse_cmd(buf, len, cmd, err, sizeof(err));
 
-	mutex_lock(&vp->lock);
-	if (vp->unloading) {
+	mutex_lock(&c->lock);
+	if (c->ended || READ_ONCE(c->mod->unloading)) {
 		ret = -ENODEV;
 		strscpy(err, "module is unloading", sizeof(err));
 	}
-	if (ret)
-		goto out;
-	switch (cmd->op) {
-	case VP_OP_ATTACH:
-		ret = vp_attach(vp, cmd, err, sizeof(err));
-		break;
-	case VP_OP_DETACH:
-		ret = vp_detach(vp, cmd, err, sizeof(err));
-		break;
-	case VP_OP_DETACH_ALL:
-		vp_detach_all(vp, VCPUPERF_DETACH_COMMAND);
-		break;
-	case VP_OP_INTERVAL:
-		vp->interval_ns = cmd->interval_ns;
-		vp->grid_base = 0;
-		break;
-	case VP_OP_STOP:
-		vp_detach_all(vp, VCPUPERF_DETACH_STOP);
-		vp_emit_session_finished(vp);
-		break;
-	}
+	if (!ret)
+		ret = vp_control_do(c, cmd, err, sizeof(err));
 	if (ret == -ENOMEM && !err[0])
 		strscpy(err, "out of memory", sizeof(err));
-out:
 	if (ret)
-		vp_reject(vp, ret, err);
+		vp_coll_reject(c, ret, err);
 	else
-		vp_sampler_kick(vp);
-	mutex_unlock(&vp->lock);
+		vp_sampler_kick(c);
+	mutex_unlock(&c->lock);
 	kvfree(cmd);
 	return ret;
+}
+
+/**
+ * vp_control_write() - carry out one command written by userspace
+ * @c:		the collection
+ * @ubuf:	the command, one per write(), with or without a newline
+ * @count:	its length
+ *
+ * Shared by the debugfs control file and /dev/vcpuperf.
+ *
+ * Return: @count, or a negative errno as for vp_control_apply() (-E2BIG
+ * for a command over VCPUPERF_CMD_MAX bytes, -EFAULT).
+ */
+ssize_t vp_control_write(struct vp_coll *c, const char __user *ubuf,
+			 size_t count)
+{
+	char *buf;
+	int ret;
+
+	if (count > VCPUPERF_CMD_MAX) {
+		mutex_lock(&c->lock);
+		vp_coll_reject(c, -E2BIG, "command longer than the limit");
+		mutex_unlock(&c->lock);
+		return -E2BIG;
+	}
+	buf = memdup_user(ubuf, count);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+	ret = vp_control_apply(c, buf, count);
+	kfree(buf);
+	return ret ? ret : count;
 }
 
 static void vp_show_events(struct seq_file *m,
@@ -93,81 +119,34 @@ static void vp_show_events(struct seq_file *m,
 		seq_printf(m, "%s%s", i ? "," : "", ev[i].name);
 }
 
-static int vp_control_show(struct seq_file *m, void *unused)
+/**
+ * vp_control_show() - write a collection's configuration as commands
+ * @m:		the seq_file
+ * @c:		the collection, lock not held
+ *
+ * Writing these lines to a new collection would configure it the same.
+ */
+void vp_control_show(struct seq_file *m, struct vp_coll *c)
 {
-	struct vp_state *vp = m->private;
-	char dur[32];
+	char dur[VP_DURATION_LEN];
 	struct vp_group *g;
 	struct vp_target *t;
 
-	mutex_lock(&vp->lock);
-	vp_format_duration(dur, sizeof(dur), vp->interval_ns);
+	mutex_lock(&c->lock);
+	vp_format_duration(dur, sizeof(dur), c->interval_ns);
+	seq_printf(m, "ring %uK\n", c->ring_kb);
 	seq_printf(m, "interval %s\n", dur);
-	list_for_each_entry(g, &vp->groups, node) {
+	list_for_each_entry(g, &c->groups, node) {
 		seq_printf(m, "attach %s=%d", vp_kind_name(g->kind), g->nr);
 		vp_show_events(m, g->events, g->nr_events);
 		seq_putc(m, '\n');
 	}
-	list_for_each_entry(t, &vp->targets, node) {
+	list_for_each_entry(t, &c->targets, node) {
 		if (t->group)
 			continue;
 		seq_printf(m, "attach tid=%d", t->tid);
 		vp_show_events(m, t->events, t->nr_events);
 		seq_putc(m, '\n');
 	}
-	mutex_unlock(&vp->lock);
-	return 0;
+	mutex_unlock(&c->lock);
 }
-
-static int vp_control_open(struct inode *inode, struct file *file)
-{
-	return vp_single_open(file, vp_control_show, inode->i_private);
-}
-
-/**
- * vp_control_write() - carry out one command written by userspace
- * @vp:		module state
- * @ubuf:	the command, one per write(), with or without a newline
- * @count:	its length
- *
- * Shared by the debugfs control file and /dev/vcpuperf.
- *
- * Return: @count, or a negative errno as for vp_control_apply() (-E2BIG
- * for a command over VCPUPERF_CMD_MAX bytes, -EFAULT).
- */
-ssize_t vp_control_write(struct vp_state *vp, const char __user *ubuf,
-			 size_t count)
-{
-	char *buf;
-	int ret;
-
-	if (count > VCPUPERF_CMD_MAX) {
-		mutex_lock(&vp->lock);
-		vp_reject(vp, -E2BIG, "command longer than the limit");
-		mutex_unlock(&vp->lock);
-		return -E2BIG;
-	}
-	buf = memdup_user(ubuf, count);
-	if (IS_ERR(buf))
-		return PTR_ERR(buf);
-	ret = vp_control_apply(vp, buf, count);
-	kfree(buf);
-	return ret ? ret : count;
-}
-
-static ssize_t vp_control_file_write(struct file *file,
-				     const char __user *ubuf, size_t count,
-				     loff_t *ppos)
-{
-	struct seq_file *m = file->private_data;
-
-	return vp_control_write(m->private, ubuf, count);
-}
-
-const struct file_operations vp_control_fops = {
-	.open = vp_control_open,
-	.read = seq_read,
-	.write = vp_control_file_write,
-	.llseek = seq_lseek,
-	.release = vp_single_release,
-};

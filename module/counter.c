@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Kernel side of events: resolving tracepoints to their perf id, and
- * creating, inspecting and releasing one kernel counter.
+ * One kernel counter: resolving tracepoints to their perf id, and
+ * creating, reading, inspecting and releasing a counter (a helper layer
+ * over the exported perf API, as KVM keeps pmc_read_counter() beside
+ * pmc_release_perf_event()).
  */
 #include <linux/err.h>
 #include <linux/perf_event.h>
@@ -91,6 +93,19 @@ void vp_counter_create(struct vp_counter *c,
 	}
 	c->event = event;
 	c->error = 0;
+}
+
+/**
+ * vp_counter_read() - read a counter's cumulative value and times
+ * @c:		the counter slot, with a counter
+ * @v:		value, time_enabled and time_running, filled in
+ *
+ * Sleeps (perf_event_read_value() takes the event's context mutex); a
+ * counter whose thread runs on another CPU costs one cross-CPU call.
+ */
+void vp_counter_read(struct vp_counter *c, struct vcpuperf_count *v)
+{
+	v->value = perf_event_read_value(c->event, &v->enabled, &v->running);
 }
 
 /**

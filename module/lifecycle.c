@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Building lifecycle records.  Records are assembled in vp_state.scratch
- * under vp_state.lock and copied into the ring, which numbers them.
+ * A thread's life in records: reading one thread's counters into a sample
+ * and the lifecycle state machine that follows from it (first_row,
+ * multiplexed, no_counters, task_exited), and every other record a
+ * collection queues (started, unavailable, vcpu_added, finished, detached,
+ * the session's finished).  Records are assembled in vp_coll.scratch
+ * under vp_coll.lock and copied into the ring, which numbers them.
  */
 #include <linux/string.h>
 #include <linux/ktime.h>
@@ -9,9 +13,11 @@
 
 #include "vcpuperf.h"
 
+#define VP_PPM		1000000ULL
+
 /**
  * vp_rec_begin() - start a record in the scratch buffer
- * @vp:		module state, lock held
+ * @c:		the collection, lock held
  * @type:	enum vcpuperf_rec_type
  * @size:	record size in bytes (rounded up to 8 here)
  * @tid:	thread, 0 for a session record
@@ -20,11 +26,11 @@
  *
  * Return: the record, to be finished and passed to vp_rec_emit().
  */
-void *vp_rec_begin(struct vp_state *vp, u16 type, u32 size, u32 tid)
+void *vp_rec_begin(struct vp_coll *c, u16 type, u32 size, u32 tid)
 {
-	struct vcpuperf_rec *rec = vp->scratch;
+	struct vcpuperf_rec *rec = c->scratch;
 
-	lockdep_assert_held(&vp->lock);
+	lockdep_assert_held(&c->lock);
 	size = ALIGN(size, sizeof(u64));
 	if (WARN_ON_ONCE(size > VP_MAX_REC_SIZE))
 		size = VP_MAX_REC_SIZE;
@@ -39,124 +45,333 @@ void *vp_rec_begin(struct vp_state *vp, u16 type, u32 size, u32 tid)
 
 /**
  * vp_rec_emit() - queue a record built with vp_rec_begin()
- * @vp:		module state, lock held
+ * @c:		the collection, lock held
  * @rec:	the record
  * @cls:	how much of the ring it may use
  *
  * Return: 0, or -ENOSPC when it was dropped (and counted as such).
  */
-int vp_rec_emit(struct vp_state *vp, void *rec, enum vp_rec_class cls)
+int vp_rec_emit(struct vp_coll *c, void *rec, enum vp_rec_class cls)
 {
-	lockdep_assert_held(&vp->lock);
-	return vp_ring_put(&vp->ring, rec, cls);
+	lockdep_assert_held(&c->lock);
+	return vp_ring_put(&c->ring, rec, cls);
+}
+
+/**
+ * vp_totals_begin() - begin the collection's session, if none is open
+ * @c:		the collection, lock held
+ *
+ * A session runs from the first attach after a stop (or after creation)
+ * to the next stop; its finished record carries its totals.
+ */
+void vp_totals_begin(struct vp_coll *c)
+{
+	lockdep_assert_held(&c->lock);
+	if (c->totals.active)
+		return;
+	c->totals.active = true;
+	c->totals.drops_at_start = vp_ring_drops(&c->ring);
+	vp_ring_set_ended(&c->ring, false);
 }
 
 /**
  * vp_emit_started() - queue the started record of a thread
- * @vp:		module state, lock held
+ * @c:		the collection, lock held
  * @t:		the thread
  */
-void vp_emit_started(struct vp_state *vp, struct vp_target *t)
+void vp_emit_started(struct vp_coll *c, struct vp_target *t)
 {
 	struct vcpuperf_started *r;
 
-	r = vp_rec_begin(vp, VCPUPERF_REC_STARTED,
+	r = vp_rec_begin(c, VCPUPERF_REC_STARTED,
 			 struct_size(r, events, t->nr_events), t->tid);
 	r->id = t->id;
 	r->kind = t->kind;
 	r->nr_events = t->nr_events;
-	r->interval_ns = vp->interval_ns;
+	r->interval_ns = READ_ONCE(c->interval_ns);
 	memcpy(r->comm, t->comm, sizeof(r->comm));
 	memcpy(r->events, t->events, t->nr_events * sizeof(r->events[0]));
-	vp_rec_emit(vp, r, VP_REC_LIFECYCLE);
+	vp_rec_emit(c, r, VP_REC_LIFECYCLE);
 }
 
 /**
  * vp_emit_unavailable() - queue why a thread's counter does not exist
- * @vp:		module state, lock held
+ * @c:		the collection, lock held
  * @t:		the thread
  * @idx:	index of the event
  */
-void vp_emit_unavailable(struct vp_state *vp, struct vp_target *t, u32 idx)
+void vp_emit_unavailable(struct vp_coll *c, struct vp_target *t, u32 idx)
 {
 	const struct vcpuperf_event_desc *d = &t->events[idx];
 	struct vcpuperf_unavailable *r;
 
-	r = vp_rec_begin(vp, VCPUPERF_REC_UNAVAILABLE, sizeof(*r), t->tid);
+	r = vp_rec_begin(c, VCPUPERF_REC_UNAVAILABLE, sizeof(*r), t->tid);
 	r->id = t->id;
 	r->event = idx;
 	r->error = t->counters[idx].error;
 	r->cause = vp_cause_from_errno(r->error, d->type, d->mods);
 	strscpy(r->name, d->name, sizeof(r->name));
-	vp_rec_emit(vp, r, VP_REC_LIFECYCLE);
+	vp_rec_emit(c, r, VP_REC_LIFECYCLE);
 }
 
 /**
  * vp_emit_vcpu_added() - queue the discovery of a thread after attach
- * @vp:		module state, lock held
+ * @c:		the collection, lock held
  * @t:		the new thread
  */
-void vp_emit_vcpu_added(struct vp_state *vp, struct vp_target *t)
+void vp_emit_vcpu_added(struct vp_coll *c, struct vp_target *t)
 {
 	struct vcpuperf_vcpu_added *r;
 
-	r = vp_rec_begin(vp, VCPUPERF_REC_VCPU_ADDED, sizeof(*r), t->tid);
+	r = vp_rec_begin(c, VCPUPERF_REC_VCPU_ADDED, sizeof(*r), t->tid);
 	r->id = t->id;
 	memcpy(r->comm, t->comm, sizeof(r->comm));
-	vp_rec_emit(vp, r, VP_REC_LIFECYCLE);
+	vp_rec_emit(c, r, VP_REC_LIFECYCLE);
 }
 
 /**
  * vp_emit_finished() - queue a thread's final tally
- * @vp:		module state, lock held
+ * @c:		the collection, lock held
  * @t:		the thread
  */
-void vp_emit_finished(struct vp_state *vp, struct vp_target *t)
+void vp_emit_finished(struct vp_coll *c, struct vp_target *t)
 {
 	struct vcpuperf_finished *r;
 
-	r = vp_rec_begin(vp, VCPUPERF_REC_FINISHED, sizeof(*r), t->tid);
+	r = vp_rec_begin(c, VCPUPERF_REC_FINISHED, sizeof(*r), t->tid);
 	r->id = t->id;
 	r->intervals_seen = t->intervals_seen;
 	r->intervals_with_values = t->intervals_with_values;
 	r->targets = 1;
-	vp_rec_emit(vp, r, VP_REC_LIFECYCLE);
+	vp_rec_emit(c, r, VP_REC_LIFECYCLE);
 }
 
 /**
  * vp_emit_detached() - queue the end of a thread's sampling
- * @vp:		module state, lock held
+ * @c:		the collection, lock held
  * @t:		the thread
  * @reason:	enum vcpuperf_detach_reason
  */
-void vp_emit_detached(struct vp_state *vp, struct vp_target *t, u32 reason)
+void vp_emit_detached(struct vp_coll *c, struct vp_target *t, u32 reason)
 {
 	struct vcpuperf_detached *r;
 
-	r = vp_rec_begin(vp, VCPUPERF_REC_DETACHED, sizeof(*r), t->tid);
+	r = vp_rec_begin(c, VCPUPERF_REC_DETACHED, sizeof(*r), t->tid);
 	r->id = t->id;
 	r->reason = reason;
-	vp_rec_emit(vp, r, VP_REC_LIFECYCLE);
+	vp_rec_emit(c, r, VP_REC_LIFECYCLE);
 }
 
 /**
  * vp_emit_session_finished() - queue the end of the session and mark EOF
- * @vp:		module state, lock held
+ * @c:		the collection, lock held
  *
  * Readers see end of file once they have read this record.
  */
-void vp_emit_session_finished(struct vp_state *vp)
+void vp_emit_session_finished(struct vp_coll *c)
 {
-	struct vp_session *s = &vp->session;
+	struct vp_totals *s = &c->totals;
 	struct vcpuperf_finished *r;
 
-	r = vp_rec_begin(vp, VCPUPERF_REC_FINISHED, sizeof(*r), 0);
+	r = vp_rec_begin(c, VCPUPERF_REC_FINISHED, sizeof(*r), 0);
 	r->id.vcpu = VCPUPERF_NO_VCPU;
 	r->intervals_seen = s->intervals_seen;
 	r->intervals_with_values = s->intervals_with_values;
 	r->targets = s->targets;
-	r->drops = vp_ring_drops(&vp->ring) - s->drops_at_start;
-	vp_rec_emit(vp, r, VP_REC_SESSION_END);
-	vp_ring_set_ended(&vp->ring, true);
+	r->drops = vp_ring_drops(&c->ring) - s->drops_at_start;
+	vp_rec_emit(c, r, VP_REC_SESSION_END);
+	vp_ring_set_ended(&c->ring, true);
 	memset(s, 0, sizeof(*s));
 }
+
+static void vp_emit_first_row(struct vp_coll *c, struct vp_target *t,
+			      u32 counting)
+{
+	struct vcpuperf_first_row *r;
+	u32 populated = 0, i;
+
+	for (i = 0; i < t->nr_events; i++)
+		if ((counting & BIT(i)) && t->counters[i].last.running)
+			populated |= BIT(i);
+	r = vp_rec_begin(c, VCPUPERF_REC_FIRST_ROW, sizeof(*r), t->tid);
+	r->id = t->id;
+	r->counters_populated = populated != 0;
+	r->populated_mask = populated;
+	r->counting_mask = counting;
+	r->nr_events = t->nr_events;
+	vp_rec_emit(c, r, VP_REC_LIFECYCLE);
+	t->first_row_sent = true;
+}
+
+static void vp_emit_multiplexed(struct vp_coll *c, struct vp_target *t,
+				u32 mask, u32 min_ppm)
+{
+	struct vcpuperf_multiplexed *r;
+
+	r = vp_rec_begin(c, VCPUPERF_REC_MULTIPLEXED, sizeof(*r), t->tid);
+	r->id = t->id;
+	r->mask = mask;
+	r->min_ratio_ppm = min_ppm;
+	vp_rec_emit(c, r, VP_REC_LIFECYCLE);
+	t->multiplexed_sent = true;
+}
+
+static void vp_emit_no_counters(struct vp_coll *c, struct vp_target *t,
+				u32 counting)
+{
+	struct vcpuperf_no_counters *r;
+
+	r = vp_rec_begin(c, VCPUPERF_REC_NO_COUNTERS, sizeof(*r), t->tid);
+	r->id = t->id;
+	r->intervals_seen = t->intervals_seen;
+	r->intervals_ran = t->intervals_ran;
+	r->cause = VCPUPERF_CAUSE_NEVER_COUNTED;
+	r->counting_mask = counting;
+	vp_rec_emit(c, r, VP_REC_LIFECYCLE);
+	t->no_counters_sent = true;
+}
+
+static void vp_emit_task_exited(struct vp_coll *c, struct vp_target *t,
+				u32 exited)
+{
+	struct vcpuperf_task_exited *r;
+	u32 i;
+
+	r = vp_rec_begin(c, VCPUPERF_REC_TASK_EXITED,
+			 struct_size(r, counts, t->nr_events), t->tid);
+	r->id = t->id;
+	r->nr_events = t->nr_events;
+	r->exited_mask = exited;
+	for (i = 0; i < t->nr_events; i++)
+		r->counts[i] = t->counters[i].last;
+	vp_rec_emit(c, r, VP_REC_LIFECYCLE);
+}
+
+/* Has the thread exited?  Its counters say so, or, with none, its task. */
+static bool vp_target_exited(struct vp_target *t, u32 counting, u32 exited)
+{
+	if (counting)
+		return exited == counting;
+	return READ_ONCE(t->task->exit_state) != 0;
+}
+
+/**
+ * vp_sample_account() - queue a sample and the lifecycle records it implies
+ * @c:		the collection, lock held
+ * @t:		the thread
+ * @s:		the sample, begun with vp_rec_begin() in the scratch buffer,
+ *		with @s->counts holding the cumulative values just read
+ * @counting:	counters that exist and were read
+ * @exited:	counters that saw their thread exit
+ * @window_ns:	time taken by the reads
+ * @flags:	VCPUPERF_SAMPLE_* to set on the sample
+ *
+ * The lifecycle state machine: first_row after the first sample;
+ * multiplexed at the first interval in which a counter ran for less than
+ * it was enabled; no_counters once the thread ran in
+ * VCPUPERF_NO_COUNTERS_INTERVALS intervals with no counter ever on the
+ * PMU; task_exited (and a final sample) once every counter saw the exit.
+ * Separate from the reads so that it can be tested with any values.
+ *
+ * Return: true when the thread has exited: the caller ends it.
+ */
+bool vp_sample_account(struct vp_coll *c, struct vp_target *t,
+		       struct vcpuperf_sample *s, u32 counting, u32 exited,
+		       u64 window_ns, u32 flags)
+{
+	u32 mux = 0, min_ppm = VP_PPM, i;
+	bool ran = false, counted = false, gone;
+
+	lockdep_assert_held(&c->lock);
+	for (i = 0; i < t->nr_events; i++) {
+		struct vp_counter *ctr = &t->counters[i];
+		struct vp_delta d;
+
+		if (!(counting & BIT(i)))
+			continue;
+		vp_count_delta(&ctr->last, &s->counts[i], &d);
+		ctr->last = s->counts[i];
+		ran |= d.enabled != 0;
+		counted |= d.running != 0;
+		if (d.running && d.running < d.enabled) {
+			bool ovf;
+
+			mux |= BIT(i);
+			min_ppm = min_t(u64, min_ppm,
+					vp_mul_div(d.running, VP_PPM, d.enabled,
+						   &ovf));
+		}
+	}
+	gone = vp_target_exited(t, counting, exited);
+	if (gone)
+		flags |= VCPUPERF_SAMPLE_FINAL;
+	if (!t->intervals_seen)
+		flags |= VCPUPERF_SAMPLE_FIRST;
+
+	s->id = t->id;
+	s->nr_events = t->nr_events;
+	s->counting_mask = counting;
+	s->exited_mask = exited;
+	s->flags = flags;
+	s->interval_ns = READ_ONCE(c->interval_ns);
+	s->read_window_ns = window_ns;
+	vp_rec_emit(c, s, VP_REC_SAMPLE);
+
+	t->intervals_seen++;
+	c->totals.intervals_seen++;
+	if (ran)
+		t->intervals_ran++;
+	if (counted) {
+		t->intervals_with_values++;
+		c->totals.intervals_with_values++;
+		t->ever_counted = true;
+	}
+	if (!t->first_row_sent)
+		vp_emit_first_row(c, t, counting);
+	if (mux && !t->multiplexed_sent)
+		vp_emit_multiplexed(c, t, mux, min_ppm);
+	if (counting && !t->ever_counted && !t->no_counters_sent &&
+	    t->intervals_ran >= VCPUPERF_NO_COUNTERS_INTERVALS)
+		vp_emit_no_counters(c, t, counting);
+	if (gone)
+		vp_emit_task_exited(c, t, exited);
+	return gone;
+}
+
+/**
+ * vp_sample_target() - read one thread's counters and queue the sample
+ * @c:		the collection, lock held
+ * @t:		the thread
+ * @flags:	VCPUPERF_SAMPLE_* to set on the sample
+ *
+ * The counters are read back to back (kernel counters cannot be grouped
+ * through the exported API); the sample records how long that took.  See
+ * vp_sample_account() for the rest.
+ *
+ * Return: true when the thread has exited: the caller ends it.
+ */
+bool vp_sample_target(struct vp_coll *c, struct vp_target *t, u32 flags)
+{
+	u32 counting = 0, exited = 0, i;
+	struct vcpuperf_sample *s;
+	u64 t0, t1;
+
+	lockdep_assert_held(&c->lock);
+	/* vp_rec_begin() stamps the record: that is the first read's time. */
+	s = vp_rec_begin(c, VCPUPERF_REC_SAMPLE,
+			 struct_size(s, counts, t->nr_events), t->tid);
+	t0 = s->rec.t_mono_ns;
+	for (i = 0; i < t->nr_events; i++) {
+		struct vp_counter *ctr = &t->counters[i];
+
+		if (!ctr->event)
+			continue;
+		counting |= BIT(i);
+		vp_counter_read(ctr, &s->counts[i]);
+		if (vp_counter_exited(ctr))
+			exited |= BIT(i);
+	}
+	t1 = ktime_get_ns();
+	return vp_sample_account(c, t, s, counting, exited, t1 - t0, flags);
+}
+

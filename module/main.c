@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * vcpuperf: per-thread in-kernel perf counters, above all per vCPU thread
- * of a QEMU/KVM process, streamed to userspace through debugfs or
- * /dev/vcpuperf.
+ * of a QEMU/KVM process, streamed to userspace through /dev/vcpuperf (one
+ * collection per open file) or debugfs (the default collection).
  *
  * This file holds the module's life: parameters, load and unload, and the
- * debugfs directory.  See include/uapi/vcpuperf.h for the interface.
+ * default collection.  See include/uapi/vcpuperf.h for the interface.
  */
-#include <linux/debugfs.h>
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
@@ -16,23 +17,24 @@
 
 #include "vcpuperf.h"
 
-#define VP_RING_KB_DEFAULT	4096
-#define VP_RING_KB_MIN		64
-#define VP_RING_KB_MAX		(1024 * 1024)
-#define VP_INTERVAL_MS_MAX	60000
+#define VP_INTERVAL_MS_MAX	(VCPUPERF_INTERVAL_MAX_NS / NSEC_PER_MSEC)
 #define VP_PARAM_CMD_LEN	(VCPUPERF_CMD_MAX + 64)
+#define VP_MAX_COLLECTIONS_DEFAULT	64
+#define VP_MAX_COLLECTIONS_MAX		4096
+#define VP_RING_TOTAL_KB_DEFAULT	(512U * 1024U)	/* 512 MiB */
+#define VP_MAX_TARGETS_MAX		16384
 
 static int pid;
 module_param(pid, int, 0444);
-MODULE_PARM_DESC(pid, "Attach every thread of this process at load");
+MODULE_PARM_DESC(pid, "Attach every thread of this process at load (default collection)");
 
 static int qemu;
 module_param(qemu, int, 0444);
-MODULE_PARM_DESC(qemu, "Attach the vCPU threads of this QEMU process at load");
+MODULE_PARM_DESC(qemu, "Attach the vCPU threads of this QEMU process at load (default collection)");
 
 static char *tid;
 module_param(tid, charp, 0444);
-MODULE_PARM_DESC(tid, "Attach these threads (comma-separated tids) at load");
+MODULE_PARM_DESC(tid, "Attach these threads (comma-separated tids) at load (default collection)");
 
 static char *events;
 module_param(events, charp, 0444);
@@ -40,36 +42,32 @@ MODULE_PARM_DESC(events, "Events for the load-time attach (default: cycles,instr
 
 static unsigned int interval_ms = VCPUPERF_INTERVAL_DEFAULT_NS / NSEC_PER_MSEC;
 module_param(interval_ms, uint, 0444);
-MODULE_PARM_DESC(interval_ms, "Sampling interval in ms, 1..60000 (default 100)");
+MODULE_PARM_DESC(interval_ms, "Sampling interval of the default collection in ms, 1..60000 (default 100)");
 
 static bool guest_only;
 module_param(guest_only, bool, 0444);
-MODULE_PARM_DESC(guest_only, "Count hardware events in guest mode only (exclude_host)");
+MODULE_PARM_DESC(guest_only, "Count hardware events in guest mode only (exclude_host) in the load-time attach");
 
-static unsigned int ring_kb = VP_RING_KB_DEFAULT;
+static unsigned int ring_kb = VCPUPERF_RING_DEFAULT_KB;
 module_param(ring_kb, uint, 0444);
-MODULE_PARM_DESC(ring_kb, "Record ring size in KiB, 64..1048576 (default 4096)");
+MODULE_PARM_DESC(ring_kb, "Ring size of a new collection in KiB, 64..1048576 (default 4096)");
 
-struct vp_state *vp_global;
+static unsigned int max_collections = VP_MAX_COLLECTIONS_DEFAULT;
+module_param(max_collections, uint, 0444);
+MODULE_PARM_DESC(max_collections, "Collections open on /dev/vcpuperf at once, 1..4096 (default 64)");
 
-static int vp_debugfs_init(struct vp_state *vp)
-{
-	vp->dir = debugfs_create_dir("vcpuperf", NULL);
-	if (IS_ERR(vp->dir))
-		return PTR_ERR(vp->dir);
-	/*
-	 * No .owner in these fops: an open file must not pin the module, so
-	 * that unloading can end a collection that has a reader.  Unload
-	 * waits for every open file's release instead (files.c).
-	 */
-	debugfs_create_file("control", 0600, vp->dir, vp, &vp_control_fops);
-	debugfs_create_file("stream", 0400, vp->dir, vp, &vp_stream_fops);
-	debugfs_create_file("status", 0400, vp->dir, vp, &vp_status_fops);
-	return 0;
-}
+static unsigned long ring_total_kb = VP_RING_TOTAL_KB_DEFAULT;
+module_param(ring_total_kb, ulong, 0444);
+MODULE_PARM_DESC(ring_total_kb, "Ring memory of all collections together in KiB, at least ring_kb (default 524288)");
+
+static unsigned int max_targets = VCPUPERF_MAX_TARGETS;
+module_param(max_targets, uint, 0444);
+MODULE_PARM_DESC(max_targets, "Threads one collection may sample, 1..16384 (default 1024)");
+
+static struct vp_module vp_mod;
 
 /* Build and run the attach command the parameters describe, if any. */
-static int vp_param_attach(struct vp_state *vp)
+static int vp_param_attach(struct vp_coll *c)
 {
 	const char *ev = events && *events ? events : NULL;
 	char *cmd;
@@ -78,7 +76,7 @@ static int vp_param_attach(struct vp_state *vp)
 	if (!pid && !qemu && !(tid && *tid))
 		return 0;
 	if (!!pid + !!qemu + !!(tid && *tid) > 1) {
-		pr_err("vcpuperf: give only one of pid=, qemu= and tid=\n");
+		pr_err("give only one of pid=, qemu= and tid=\n");
 		return -EINVAL;
 	}
 	cmd = kmalloc(VP_PARAM_CMD_LEN, GFP_KERNEL);
@@ -95,104 +93,109 @@ static int vp_param_attach(struct vp_state *vp)
 	if (guest_only)
 		n += snprintf(cmd + n, VP_PARAM_CMD_LEN - n, " guest_only");
 	if (n >= VP_PARAM_CMD_LEN) {
-		pr_err("vcpuperf: parameters too long\n");
+		pr_err("parameters too long\n");
 		ret = -E2BIG;
 	} else {
-		ret = vp_control_apply(vp, cmd, n);
+		ret = vp_control_apply(c, cmd, n);
 		if (ret)
-			pr_err("vcpuperf: load-time attach failed (%s): %s\n",
-			       vp_errno_name(ret), vp->last_error);
+			pr_err("load-time attach failed (%s): %s\n",
+			       vp_errno_name(ret), c->last_error);
 	}
 	kfree(cmd);
 	return ret;
 }
 
-static int __init vcpuperf_init(void)
+/* Check the parameters; every complaint names the parameter. */
+static int vp_check_params(void)
 {
-	struct vp_state *vp;
-	int ret;
-
-	if (ring_kb < VP_RING_KB_MIN || ring_kb > VP_RING_KB_MAX) {
-		pr_err("vcpuperf: ring_kb=%u outside %u..%u\n", ring_kb,
-		       VP_RING_KB_MIN, VP_RING_KB_MAX);
+	if (ring_kb < VCPUPERF_RING_MIN_KB || ring_kb > VCPUPERF_RING_MAX_KB) {
+		pr_err("ring_kb=%u outside %u..%u\n", ring_kb,
+		       VCPUPERF_RING_MIN_KB, VCPUPERF_RING_MAX_KB);
 		return -EINVAL;
 	}
 	if (!interval_ms || interval_ms > VP_INTERVAL_MS_MAX) {
-		pr_err("vcpuperf: interval_ms=%u outside 1..%u\n", interval_ms,
+		pr_err("interval_ms=%u outside 1..%llu\n", interval_ms,
 		       VP_INTERVAL_MS_MAX);
 		return -EINVAL;
 	}
-	vp = kzalloc(sizeof(*vp), GFP_KERNEL);
-	if (!vp)
-		return -ENOMEM;
-	mutex_init(&vp->lock);
-	INIT_LIST_HEAD(&vp->targets);
-	INIT_LIST_HEAD(&vp->groups);
-	xa_init(&vp->by_tid);
-	init_waitqueue_head(&vp->files_wait);
-	vp->interval_ns = (u64)interval_ms * NSEC_PER_MSEC;
-	vp->scratch = kmalloc(VP_MAX_REC_SIZE, GFP_KERNEL);
-	if (!vp->scratch) {
-		ret = -ENOMEM;
-		goto err_free;
+	if (!max_collections || max_collections > VP_MAX_COLLECTIONS_MAX) {
+		pr_err("max_collections=%u outside 1..%u\n", max_collections,
+		       VP_MAX_COLLECTIONS_MAX);
+		return -EINVAL;
 	}
-	ret = vp_ring_init(&vp->ring, (size_t)ring_kb * SZ_1K);
+	if (ring_total_kb < ring_kb) {
+		pr_err("ring_total_kb=%lu is below ring_kb=%u\n", ring_total_kb,
+		       ring_kb);
+		return -EINVAL;
+	}
+	if (!max_targets || max_targets > VP_MAX_TARGETS_MAX) {
+		pr_err("max_targets=%u outside 1..%u\n", max_targets,
+		       VP_MAX_TARGETS_MAX);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int __init vcpuperf_init(void)
+{
+	struct vp_module *mod = &vp_mod;
+	struct vp_coll *c;
+	int ret;
+
+	ret = vp_check_params();
 	if (ret)
-		goto err_scratch;
-	ret = vp_sampler_start(vp);
+		return ret;
+	vp_module_setup(mod, max_collections, ring_total_kb, max_targets,
+			ring_kb);
+
+	c = vp_coll_create(mod, true);
+	if (IS_ERR(c))
+		return PTR_ERR(c);
+	mod->dflt = c;
+	mutex_lock(&c->lock);
+	vp_coll_set_interval(c, (u64)interval_ms * NSEC_PER_MSEC);
+	mutex_unlock(&c->lock);
+	ret = vp_param_attach(c);
 	if (ret)
-		goto err_ring;
-	ret = vp_param_attach(vp);
+		goto err_coll;
+	ret = vp_debugfs_init(mod);
 	if (ret)
-		goto err_sampler;
-	ret = vp_debugfs_init(vp);
-	if (ret)
-		goto err_detach;
-	ret = vp_chardev_register(vp);
+		goto err_coll;
+	ret = vp_chardev_register(mod);
 	if (ret)
 		goto err_debugfs;
-	vp_global = vp;
-	pr_info("vcpuperf: loaded, ABI %u, ring %u KiB, interval %u ms\n",
-		VCPUPERF_ABI_VERSION, ring_kb, interval_ms);
+	pr_info("loaded, ABI %u, ring %u KiB, interval %u ms, up to %u collections\n",
+		VCPUPERF_ABI_VERSION, ring_kb, interval_ms, max_collections);
 	return 0;
 
 err_debugfs:
-	debugfs_remove_recursive(vp->dir);
-err_detach:
-	mutex_lock(&vp->lock);
-	vp_detach_all(vp, VCPUPERF_DETACH_UNLOAD);
-	mutex_unlock(&vp->lock);
-err_sampler:
-	vp_sampler_stop(vp);
-err_ring:
-	vp_ring_free(&vp->ring);
-err_scratch:
-	kfree(vp->scratch);
-err_free:
-	xa_destroy(&vp->by_tid);
-	kfree(vp);
+	vp_debugfs_exit(mod);
+err_coll:
+	vp_coll_destroy(c);
 	return ret;
 }
 
 static void __exit vcpuperf_exit(void)
 {
-	struct vp_state *vp = vp_global;
+	struct vp_module *mod = &vp_mod;
+	struct vp_coll *c;
 
 	/* Refuse new opens; pairs with the barrier in vp_file_get(). */
-	smp_store_mb(vp->unloading, true);
-	vp_chardev_unregister(vp);
-	vp_sampler_stop(vp);
-	mutex_lock(&vp->lock);
-	vp_detach_all(vp, VCPUPERF_DETACH_UNLOAD);
-	vp_emit_session_finished(vp);
-	mutex_unlock(&vp->lock);
-	vp_files_wait(vp);
-	debugfs_remove_recursive(vp->dir);
-	vp_ring_free(&vp->ring);
-	kfree(vp->scratch);
-	xa_destroy(&vp->by_tid);
-	kfree(vp);
-	pr_info("vcpuperf: unloaded\n");
+	smp_store_mb(mod->unloading, true);
+	vp_chardev_unregister(mod);
+	/*
+	 * End every collection: final records, then end of file for its
+	 * reader.  A collection whose file is being closed meanwhile waits
+	 * for the lock and is then destroyed by its release.
+	 */
+	mutex_lock(&mod->lock);
+	list_for_each_entry(c, &mod->collections, node)
+		vp_coll_end(c, VCPUPERF_DETACH_UNLOAD);
+	mutex_unlock(&mod->lock);
+	vp_files_wait(mod);
+	vp_debugfs_exit(mod);
+	vp_coll_destroy(mod->dflt);
+	pr_info("unloaded\n");
 }
 
 module_init(vcpuperf_init);
@@ -200,5 +203,5 @@ module_exit(vcpuperf_exit);
 
 MODULE_LICENSE("GPL");
 MODULE_AUTHOR("vcpuperf developers");
-MODULE_DESCRIPTION("Per-thread and per-vCPU in-kernel perf counters streamed through debugfs or /dev/vcpuperf");
-MODULE_VERSION("0.1.0");
+MODULE_DESCRIPTION("Per-thread and per-vCPU in-kernel perf counters streamed through /dev/vcpuperf and debugfs");
+MODULE_VERSION("0.2.0");

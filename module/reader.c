@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The record stream: one reader at a time reads the records, starting with
- * a header record.  read() blocks until records are queued (or returns
+ * The reader of a collection's records: one at a time, starting with a
+ * header record.  read() blocks until records are queued (or returns
  * -EAGAIN with O_NONBLOCK), poll() reports readability, and read() returns
  * 0 (end of file) once the session's finished record has been read, as
- * trace_pipe does.  The reader functions here serve both the debugfs
- * stream file, whose file operations are at the end, and /dev/vcpuperf
- * (chardev.c).
+ * trace_pipe does.  It serves the debugfs stream file (the default
+ * collection) and /dev/vcpuperf (the file's own collection).
  */
 #include <linux/fs.h>
 #include <linux/ktime.h>
 #include <linux/timekeeping.h>
 #include <linux/mm.h>
+#include <linux/mutex.h>
 #include <linux/poll.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -19,26 +19,36 @@
 
 #include "vcpuperf.h"
 
-/* Records moved out of the ring per refill. */
-#define VP_READ_BUF	(64 * 1024)
+/*
+ * Records moved out of the ring per refill: a few dozen of the largest,
+ * small enough to keep an idle collection cheap.
+ */
+#define VP_READ_BUF	(16 * 1024)
 
 /**
  * struct vp_reader - the open stream
- * @vp:		module state
+ * @coll:	the collection
+ * @lock:	serialises read() of files that share the reader (dup(),
+ *		fork()); protects every field below
  * @buf:	records taken from the ring, not yet copied to the reader
  * @len:	bytes in @buf
  * @off:	bytes of @buf already copied
+ * @header_due:	the header record is still to be read: it is made at the
+ *		first read, so that it describes the collection as it is
+ *		then (its ring size, interval, first sequence number)
  */
 struct vp_reader {
-	struct vp_state *vp;
+	struct vp_coll *coll;
+	struct mutex lock;	/* see @lock above */
 	u8 *buf;
 	size_t len;
 	size_t off;
+	bool header_due;
 };
 
 static void vp_reader_header(struct vp_reader *r)
 {
-	struct vp_state *vp = r->vp;
+	struct vp_coll *c = r->coll;
 	struct vcpuperf_header *h = (struct vcpuperf_header *)r->buf;
 
 	memset(h, 0, sizeof(*h));
@@ -50,29 +60,29 @@ static void vp_reader_header(struct vp_reader *r)
 	h->abi_version = VCPUPERF_ABI_VERSION;
 	h->rec_size = sizeof(struct vcpuperf_rec);
 	h->max_events = VCPUPERF_MAX_EVENTS;
-	h->ring_bytes = vp->ring.size;
-	h->next_seq = vp_ring_first_seq(&vp->ring);
-	h->interval_ns = READ_ONCE(vp->interval_ns);
+	h->ring_bytes = READ_ONCE(c->ring.size);
+	h->collection = c->id;
+	h->next_seq = vp_ring_first_seq(&c->ring);
+	h->interval_ns = READ_ONCE(c->interval_ns);
 	r->len = sizeof(*h);
 	r->off = 0;
 }
 
 /**
  * vp_reader_open() - claim the stream for one reader
- * @vp:		module state
+ * @c:		the collection
  *
- * There is one reader at a time, whichever file it reads through (the
- * debugfs stream file or /dev/vcpuperf).  The first thing it reads is a
+ * A collection has one reader at a time.  The first thing it reads is a
  * header record.
  *
  * Return: the reader, ERR_PTR(-EBUSY) if another reader has the stream,
  * ERR_PTR(-ENOMEM).
  */
-struct vp_reader *vp_reader_open(struct vp_state *vp)
+struct vp_reader *vp_reader_open(struct vp_coll *c)
 {
 	struct vp_reader *r;
 
-	if (atomic_cmpxchg(&vp->reader_open, 0, 1))
+	if (atomic_cmpxchg(&c->reader_open, 0, 1))
 		return ERR_PTR(-EBUSY);
 	r = kzalloc(sizeof(*r), GFP_KERNEL);
 	if (!r)
@@ -80,14 +90,15 @@ struct vp_reader *vp_reader_open(struct vp_state *vp)
 	r->buf = kvmalloc(VP_READ_BUF, GFP_KERNEL);
 	if (!r->buf)
 		goto err_free;
-	r->vp = vp;
-	vp_reader_header(r);
+	r->coll = c;
+	mutex_init(&r->lock);
+	r->header_due = true;
 	return r;
 
 err_free:
 	kfree(r);
 err_busy:
-	atomic_set_release(&vp->reader_open, 0);
+	atomic_set_release(&c->reader_open, 0);
 	return ERR_PTR(-ENOMEM);
 }
 
@@ -99,30 +110,25 @@ err_busy:
  */
 void vp_reader_close(struct vp_reader *r)
 {
-	struct vp_state *vp = r->vp;
+	struct vp_coll *c = r->coll;
 
 	kvfree(r->buf);
 	kfree(r);
-	atomic_set_release(&vp->reader_open, 0);
+	atomic_set_release(&c->reader_open, 0);
 }
 
-/**
- * vp_reader_read() - copy records to userspace
- * @r:		the reader
- * @ubuf:	destination
- * @count:	its size
- * @nonblock:	return -EAGAIN instead of waiting for records
- *
- * Return: bytes copied (records may be split across reads), 0 at end of
- * file (the session's finished record has been read), or a negative errno.
- */
-ssize_t vp_reader_read(struct vp_reader *r, char __user *ubuf, size_t count,
-		       bool nonblock)
+/* vp_reader_read() with the reader's lock held. */
+static ssize_t vp_reader_fill(struct vp_reader *r, char __user *ubuf,
+			      size_t count, bool nonblock)
 {
-	struct vp_ring *ring = &r->vp->ring;
+	struct vp_ring *ring = &r->coll->ring;
 	size_t copied = 0;
 	int ret;
 
+	if (r->header_due) {
+		vp_reader_header(r);
+		r->header_due = false;
+	}
 	while (copied < count) {
 		if (r->off < r->len) {
 			size_t n = min(count - copied, r->len - r->off);
@@ -153,6 +159,28 @@ ssize_t vp_reader_read(struct vp_reader *r, char __user *ubuf, size_t count,
 }
 
 /**
+ * vp_reader_read() - copy records to userspace
+ * @r:		the reader
+ * @ubuf:	destination
+ * @count:	its size
+ * @nonblock:	return -EAGAIN instead of waiting for records
+ *
+ * Return: bytes copied (records may be split across reads), 0 at end of
+ * file (the session's finished record has been read), or a negative errno.
+ */
+ssize_t vp_reader_read(struct vp_reader *r, char __user *ubuf, size_t count,
+		       bool nonblock)
+{
+	ssize_t ret;
+
+	if (mutex_lock_interruptible(&r->lock))
+		return -ERESTARTSYS;
+	ret = vp_reader_fill(r, ubuf, count, nonblock);
+	mutex_unlock(&r->lock);
+	return ret;
+}
+
+/**
  * vp_reader_poll() - poll() for the stream
  * @r:		the reader
  * @file:	the file polled
@@ -163,58 +191,11 @@ ssize_t vp_reader_read(struct vp_reader *r, char __user *ubuf, size_t count,
 __poll_t vp_reader_poll(struct vp_reader *r, struct file *file,
 			poll_table *wait)
 {
-	struct vp_ring *ring = &r->vp->ring;
+	struct vp_ring *ring = &r->coll->ring;
 
 	poll_wait(file, &ring->wait, wait);
-	if (r->off < r->len || !vp_ring_empty(ring) || vp_ring_eof(ring))
+	if (r->header_due || r->off < r->len || !vp_ring_empty(ring) ||
+	    vp_ring_eof(ring))
 		return EPOLLIN | EPOLLRDNORM;
 	return 0;
 }
-
-static int vp_stream_open(struct inode *inode, struct file *file)
-{
-	struct vp_state *vp = inode->i_private;
-	struct vp_reader *r;
-	int ret;
-
-	ret = vp_file_get(vp);
-	if (ret)
-		return ret;
-	r = vp_reader_open(vp);
-	if (IS_ERR(r)) {
-		vp_file_put(vp);
-		return PTR_ERR(r);
-	}
-	file->private_data = r;
-	return stream_open(inode, file);
-}
-
-static ssize_t vp_stream_read(struct file *file, char __user *ubuf,
-			      size_t count, loff_t *ppos)
-{
-	return vp_reader_read(file->private_data, ubuf, count,
-			      file->f_flags & O_NONBLOCK);
-}
-
-static __poll_t vp_stream_poll(struct file *file, poll_table *wait)
-{
-	return vp_reader_poll(file->private_data, file, wait);
-}
-
-/* Module exit waits for this release (see files.c). */
-static int vp_stream_release(struct inode *inode, struct file *file)
-{
-	struct vp_reader *r = file->private_data;
-	struct vp_state *vp = r->vp;
-
-	vp_reader_close(r);
-	vp_file_put(vp);
-	return 0;
-}
-
-const struct file_operations vp_stream_fops = {
-	.open = vp_stream_open,
-	.read = vp_stream_read,
-	.poll = vp_stream_poll,
-	.release = vp_stream_release,
-};

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The record ring: a bounded byte FIFO of whole records with global
- * sequence numbers.  Producers never block: a record that does not fit is
+ * The record ring: a bounded byte FIFO of whole records with the
+ * collection's sequence numbers.  Producers never block: a record that does not fit is
  * counted as dropped (its sequence number is consumed) and the next record
  * that fits is preceded by a dropped record covering the gap exactly.
  */
@@ -68,24 +68,90 @@ void vp_ring_free(struct vp_ring *ring)
 	ring->buf = NULL;
 }
 
+/* Copy @len bytes to the circular @buf of @size bytes at position @pos. */
+static void vp_circ_put(u8 *buf, size_t size, u64 pos, const void *src,
+			size_t len)
+{
+	size_t off = pos % size;
+	size_t first = min(len, size - off);
+
+	memcpy(buf + off, src, first);
+	memcpy(buf, (const u8 *)src + first, len - first);
+}
+
+/* Copy @len bytes from the circular @buf of @size bytes at position @pos. */
+static void vp_circ_get(const u8 *buf, size_t size, u64 pos, void *dst,
+			size_t len)
+{
+	size_t off = pos % size;
+	size_t first = min(len, size - off);
+
+	memcpy(dst, buf + off, first);
+	memcpy((u8 *)dst + first, buf, len - first);
+}
+
 static void vp_ring_copy_in(struct vp_ring *ring, const void *src, size_t len)
 {
-	size_t off = ring->wr % ring->size;
-	size_t first = min(len, ring->size - off);
-
-	memcpy(ring->buf + off, src, first);
-	memcpy(ring->buf, (const u8 *)src + first, len - first);
+	vp_circ_put(ring->buf, ring->size, ring->wr, src, len);
 	ring->wr += len;
 }
 
 static void vp_ring_copy_out(struct vp_ring *ring, u64 pos, void *dst,
 			     size_t len)
 {
-	size_t off = pos % ring->size;
-	size_t first = min(len, ring->size - off);
+	vp_circ_get(ring->buf, ring->size, pos, dst, len);
+}
 
-	memcpy(dst, ring->buf + off, first);
-	memcpy((u8 *)dst + first, ring->buf, len - first);
+/* Do the records queued fit in a ring of @size bytes, below its reserve? */
+static bool vp_ring_fits(const struct vp_ring *ring, size_t size)
+{
+	return ring->wr - ring->rd <= size / VP_RESERVE_DIV * (VP_RESERVE_DIV - 1);
+}
+
+/**
+ * vp_ring_resize() - move the ring to a buffer of another size
+ * @ring:	the ring
+ * @size:	the new capacity in bytes, a multiple of 8
+ *
+ * The records queued move along, at the same positions, so sequence
+ * numbers and the reader carry on as if nothing happened.  Producers must
+ * be excluded by the caller (they run under the collection's lock); the
+ * reader may go on.
+ *
+ * Return: 0, -EBUSY when the records queued would take more than the new
+ * ring's room for samples, -ENOMEM.
+ */
+int vp_ring_resize(struct vp_ring *ring, size_t size)
+{
+	unsigned long flags;
+	u8 *buf, *old;
+	size_t n;
+	u64 pos;
+
+	buf = vmalloc(size);
+	if (!buf)
+		return -ENOMEM;
+	spin_lock_irqsave(&ring->lock, flags);
+	if (!vp_ring_fits(ring, size)) {
+		spin_unlock_irqrestore(&ring->lock, flags);
+		vfree(buf);
+		return -EBUSY;
+	}
+	/* Spans contiguous in both buffers, so no bounce buffer. */
+	for (pos = ring->rd; pos < ring->wr; pos += n) {
+		size_t from = pos % ring->size, to = pos % size;
+
+		n = min3((size_t)(ring->wr - pos), ring->size - from,
+			 size - to);
+		memcpy(buf + to, ring->buf + from, n);
+	}
+	old = ring->buf;
+	ring->buf = buf;
+	ring->size = size;
+	ring->reserve = size / VP_RESERVE_DIV;
+	spin_unlock_irqrestore(&ring->lock, flags);
+	vfree(old);
+	return 0;
 }
 
 /**
@@ -143,9 +209,24 @@ int vp_ring_put(struct vp_ring *ring, struct vcpuperf_rec *rec,
 	ring->produced++;
 out:
 	spin_unlock_irqrestore(&ring->lock, flags);
-	if (!ret && !ring->defer_wake)
+	if (!ret && !READ_ONCE(ring->defer_wake))
 		vp_ring_wake(ring);
 	return ret;
+}
+
+/**
+ * vp_ring_defer_wake() - batch the reader's wake-ups
+ * @ring:	the ring
+ * @defer:	true: queue without waking; false: wake now and from here on
+ *
+ * A sampling pass queues many records: its reader is woken once, at the
+ * end.  Producers call this under the collection's lock.
+ */
+void vp_ring_defer_wake(struct vp_ring *ring, bool defer)
+{
+	WRITE_ONCE(ring->defer_wake, defer);
+	if (!defer)
+		vp_ring_wake(ring);
 }
 
 /**
@@ -272,7 +353,26 @@ u64 vp_ring_first_seq(struct vp_ring *ring)
 }
 
 /**
- * vp_ring_drops() - records lost since load
+ * vp_ring_stats() - a consistent snapshot of the ring's counters
+ * @ring:	the ring
+ * @st:		filled in
+ */
+void vp_ring_stats(struct vp_ring *ring, struct vp_ring_stats *st)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&ring->lock, flags);
+	st->size = ring->size;
+	st->used = ring->wr - ring->rd;
+	st->records = ring->records;
+	st->produced = ring->produced;
+	st->drops = ring->drops_total;
+	st->next_seq = ring->next_seq;
+	spin_unlock_irqrestore(&ring->lock, flags);
+}
+
+/**
+ * vp_ring_drops() - records lost since the ring was made
  * @ring:	the ring
  *
  * Return: the total.

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The sampler: a kthread that wakes on a drift-free CLOCK_MONOTONIC grid
- * (base + k * interval, hrtimer-based, not jiffies), reads every counter
- * of every thread with perf_event_read_value() (which sleeps, hence a
- * thread and not a timer), queues samples and drives each thread's
- * lifecycle: first_row, multiplexed, no_counters and task_exited.
+ * The sampler: one kthread per collection that wakes on the collection's
+ * drift-free CLOCK_MONOTONIC grid (base + k * interval, hrtimer-based, not
+ * jiffies) and makes one pass over its threads: picking up new threads of
+ * attached processes, sampling each (perf_event_read_value() sleeps, hence
+ * a thread and not a timer) and ending those that exited.
  */
 #include <linux/hrtimer.h>
 #include <linux/kthread.h>
@@ -17,200 +17,6 @@
 
 /* Timer slack of the sampler's sleep: well under the 1 ms minimum. */
 #define VP_SLACK_NS	(10 * NSEC_PER_USEC)
-#define VP_PPM		1000000ULL
-
-static void vp_emit_first_row(struct vp_state *vp, struct vp_target *t,
-			      u32 counting)
-{
-	struct vcpuperf_first_row *r;
-	u32 populated = 0, i;
-
-	for (i = 0; i < t->nr_events; i++)
-		if ((counting & BIT(i)) && t->counters[i].last.running)
-			populated |= BIT(i);
-	r = vp_rec_begin(vp, VCPUPERF_REC_FIRST_ROW, sizeof(*r), t->tid);
-	r->id = t->id;
-	r->counters_populated = populated != 0;
-	r->populated_mask = populated;
-	r->counting_mask = counting;
-	r->nr_events = t->nr_events;
-	vp_rec_emit(vp, r, VP_REC_LIFECYCLE);
-	t->first_row_sent = true;
-}
-
-static void vp_emit_multiplexed(struct vp_state *vp, struct vp_target *t,
-				u32 mask, u32 min_ppm)
-{
-	struct vcpuperf_multiplexed *r;
-
-	r = vp_rec_begin(vp, VCPUPERF_REC_MULTIPLEXED, sizeof(*r), t->tid);
-	r->id = t->id;
-	r->mask = mask;
-	r->min_ratio_ppm = min_ppm;
-	vp_rec_emit(vp, r, VP_REC_LIFECYCLE);
-	t->multiplexed_sent = true;
-}
-
-static void vp_emit_no_counters(struct vp_state *vp, struct vp_target *t,
-				u32 counting)
-{
-	struct vcpuperf_no_counters *r;
-
-	r = vp_rec_begin(vp, VCPUPERF_REC_NO_COUNTERS, sizeof(*r), t->tid);
-	r->id = t->id;
-	r->intervals_seen = t->intervals_seen;
-	r->intervals_ran = t->intervals_ran;
-	r->cause = VCPUPERF_CAUSE_NEVER_COUNTED;
-	r->counting_mask = counting;
-	vp_rec_emit(vp, r, VP_REC_LIFECYCLE);
-	t->no_counters_sent = true;
-}
-
-static void vp_emit_task_exited(struct vp_state *vp, struct vp_target *t,
-				u32 exited)
-{
-	struct vcpuperf_task_exited *r;
-	u32 i;
-
-	r = vp_rec_begin(vp, VCPUPERF_REC_TASK_EXITED,
-			 struct_size(r, counts, t->nr_events), t->tid);
-	r->id = t->id;
-	r->nr_events = t->nr_events;
-	r->exited_mask = exited;
-	for (i = 0; i < t->nr_events; i++)
-		r->counts[i] = t->counters[i].last;
-	vp_rec_emit(vp, r, VP_REC_LIFECYCLE);
-}
-
-/* Has the thread exited?  Its counters say so, or, with none, its task. */
-static bool vp_target_exited(struct vp_target *t, u32 counting, u32 exited)
-{
-	if (counting)
-		return exited == counting;
-	return READ_ONCE(t->task->exit_state) != 0;
-}
-
-/**
- * vp_sample_account() - queue a sample and the lifecycle records it implies
- * @vp:		module state, lock held
- * @t:		the thread
- * @s:		the sample, begun with vp_rec_begin() in the scratch buffer,
- *		with @s->counts holding the cumulative values just read
- * @counting:	counters that exist and were read
- * @exited:	counters that saw their thread exit
- * @window_ns:	time taken by the reads
- * @flags:	VCPUPERF_SAMPLE_* to set on the sample
- *
- * The lifecycle state machine: first_row after the first sample;
- * multiplexed at the first interval in which a counter ran for less than
- * it was enabled; no_counters once the thread ran in
- * VCPUPERF_NO_COUNTERS_INTERVALS intervals with no counter ever on the
- * PMU; task_exited (and a final sample) once every counter saw the exit.
- * Separate from the reads so that it can be tested with any values.
- *
- * Return: true when the thread has exited: the caller ends it.
- */
-bool vp_sample_account(struct vp_state *vp, struct vp_target *t,
-		       struct vcpuperf_sample *s, u32 counting, u32 exited,
-		       u64 window_ns, u32 flags)
-{
-	u32 mux = 0, min_ppm = VP_PPM, i;
-	bool ran = false, counted = false, gone;
-
-	lockdep_assert_held(&vp->lock);
-	for (i = 0; i < t->nr_events; i++) {
-		struct vp_counter *c = &t->counters[i];
-		struct vp_delta d;
-
-		if (!(counting & BIT(i)))
-			continue;
-		vp_count_delta(&c->last, &s->counts[i], &d);
-		c->last = s->counts[i];
-		ran |= d.enabled != 0;
-		counted |= d.running != 0;
-		if (d.running && d.running < d.enabled) {
-			bool ovf;
-
-			mux |= BIT(i);
-			min_ppm = min_t(u64, min_ppm,
-					vp_mul_div(d.running, VP_PPM, d.enabled,
-						   &ovf));
-		}
-	}
-	gone = vp_target_exited(t, counting, exited);
-	if (gone)
-		flags |= VCPUPERF_SAMPLE_FINAL;
-	if (!t->intervals_seen)
-		flags |= VCPUPERF_SAMPLE_FIRST;
-
-	s->id = t->id;
-	s->nr_events = t->nr_events;
-	s->counting_mask = counting;
-	s->exited_mask = exited;
-	s->flags = flags;
-	s->interval_ns = vp->interval_ns;
-	s->read_window_ns = window_ns;
-	vp_rec_emit(vp, s, VP_REC_SAMPLE);
-
-	t->intervals_seen++;
-	vp->session.intervals_seen++;
-	if (ran)
-		t->intervals_ran++;
-	if (counted) {
-		t->intervals_with_values++;
-		vp->session.intervals_with_values++;
-		t->ever_counted = true;
-	}
-	if (!t->first_row_sent)
-		vp_emit_first_row(vp, t, counting);
-	if (mux && !t->multiplexed_sent)
-		vp_emit_multiplexed(vp, t, mux, min_ppm);
-	if (counting && !t->ever_counted && !t->no_counters_sent &&
-	    t->intervals_ran >= VCPUPERF_NO_COUNTERS_INTERVALS)
-		vp_emit_no_counters(vp, t, counting);
-	if (gone)
-		vp_emit_task_exited(vp, t, exited);
-	return gone;
-}
-
-/**
- * vp_sample_target() - read one thread's counters and queue the sample
- * @vp:		module state, lock held
- * @t:		the thread
- * @flags:	VCPUPERF_SAMPLE_* to set on the sample
- *
- * The counters are read back to back with perf_event_read_value() (kernel
- * counters cannot be grouped through the exported API); the sample
- * records how long that took.  See vp_sample_account() for the rest.
- *
- * Return: true when the thread has exited: the caller ends it.
- */
-bool vp_sample_target(struct vp_state *vp, struct vp_target *t, u32 flags)
-{
-	u32 counting = 0, exited = 0, i;
-	struct vcpuperf_sample *s;
-	u64 t0, t1;
-
-	lockdep_assert_held(&vp->lock);
-	/* vp_rec_begin() stamps the record: that is the first read's time. */
-	s = vp_rec_begin(vp, VCPUPERF_REC_SAMPLE,
-			 struct_size(s, counts, t->nr_events), t->tid);
-	t0 = s->rec.t_mono_ns;
-	for (i = 0; i < t->nr_events; i++) {
-		struct vp_counter *c = &t->counters[i];
-		struct vcpuperf_count *v = &s->counts[i];
-
-		if (!c->event)
-			continue;
-		counting |= BIT(i);
-		v->value = perf_event_read_value(c->event, &v->enabled,
-						 &v->running);
-		if (vp_counter_exited(c))
-			exited |= BIT(i);
-	}
-	t1 = ktime_get_ns();
-	return vp_sample_account(vp, t, s, counting, exited, t1 - t0, flags);
-}
 
 /*
  * One pass over every target.  With a thousand targets a pass can outlast
@@ -219,64 +25,63 @@ bool vp_sample_target(struct vp_state *vp, struct vp_target *t, u32 flags)
  * keep its CPU (and everything queued behind it) for as long as passes
  * overrun.  The lock stays held: targets change only under it.
  */
-static void vp_sample_pass(struct vp_state *vp)
+static void vp_sample_pass(struct vp_coll *c)
 {
 	struct vp_target *t, *tmp;
 
-	vp_scan_groups(vp);
+	vp_scan_groups(c);
 	/* One wake-up per pass, not one per record. */
-	vp->ring.defer_wake = true;
-	list_for_each_entry_safe(t, tmp, &vp->targets, node) {
-		if (vp_sample_target(vp, t, 0))
-			vp_target_end(vp, t, VCPUPERF_DETACH_EXITED);
+	vp_ring_defer_wake(&c->ring, true);
+	list_for_each_entry_safe(t, tmp, &c->targets, node) {
+		if (vp_sample_target(c, t, 0))
+			vp_target_end(c, t, VCPUPERF_DETACH_EXITED);
 		cond_resched();
 	}
-	vp->ring.defer_wake = false;
-	vp_ring_wake(&vp->ring);
-	vp->passes++;
+	vp_ring_defer_wake(&c->ring, false);
+	c->passes++;
 }
 
 /* One turn of the loop; returns the deadline to sleep to, 0 for none. */
-static u64 vp_sampler_turn(struct vp_state *vp)
+static u64 vp_sampler_turn(struct vp_coll *c)
 {
-	u64 now, deadline, tick;
+	u64 now, deadline, tick, interval;
 
-	mutex_lock(&vp->lock);
-	if (list_empty(&vp->targets) && list_empty(&vp->groups)) {
-		vp->grid_base = 0;
-		mutex_unlock(&vp->lock);
+	mutex_lock(&c->lock);
+	interval = c->interval_ns;
+	if (list_empty(&c->targets) && list_empty(&c->groups)) {
+		c->grid_base = 0;
+		mutex_unlock(&c->lock);
 		return 0;
 	}
 	now = ktime_get_ns();
-	if (!vp->grid_base) {
-		vp->grid_base = now;
-		vp->tick = 0;
+	if (!c->grid_base) {
+		c->grid_base = now;
+		c->tick = 0;
 	}
-	deadline = vp->grid_base + (vp->tick + 1) * vp->interval_ns;
+	deadline = c->grid_base + (c->tick + 1) * interval;
 	if (now >= deadline) {
-		vp_sample_pass(vp);
+		vp_sample_pass(c);
 		/* Grid point now due; points overrun by the pass are skipped. */
-		tick = div64_u64(ktime_get_ns() - vp->grid_base,
-				 vp->interval_ns);
-		vp->missed_ticks += tick - (vp->tick + 1);
-		vp->tick = tick;
-		deadline = vp->grid_base + (vp->tick + 1) * vp->interval_ns;
+		tick = div64_u64(ktime_get_ns() - c->grid_base, interval);
+		c->missed_ticks += tick - (c->tick + 1);
+		c->tick = tick;
+		deadline = c->grid_base + (c->tick + 1) * interval;
 	}
-	mutex_unlock(&vp->lock);
+	mutex_unlock(&c->lock);
 	return deadline;
 }
 
 static int vp_sampler_fn(void *data)
 {
-	struct vp_state *vp = data;
+	struct vp_coll *c = data;
 
 	while (!kthread_should_stop()) {
 		u64 deadline;
 
-		atomic_set(&vp->kick, 0);
-		deadline = vp_sampler_turn(vp);
+		atomic_set(&c->kick, 0);
+		deadline = vp_sampler_turn(c);
 		set_current_state(TASK_INTERRUPTIBLE);
-		if (kthread_should_stop() || atomic_read(&vp->kick)) {
+		if (kthread_should_stop() || atomic_read(&c->kick)) {
 			__set_current_state(TASK_RUNNING);
 			continue;
 		}
@@ -296,50 +101,50 @@ static int vp_sampler_fn(void *data)
 
 /**
  * vp_sampler_kick() - make the sampler re-read its schedule now
- * @vp:		module state, lock held
+ * @c:		the collection, lock held
  *
  * After an attach, a detach or an interval change.
  */
-void vp_sampler_kick(struct vp_state *vp)
+void vp_sampler_kick(struct vp_coll *c)
 {
-	lockdep_assert_held(&vp->lock);
-	atomic_set(&vp->kick, 1);
-	if (vp->sampler)
-		wake_up_process(vp->sampler);
+	lockdep_assert_held(&c->lock);
+	atomic_set(&c->kick, 1);
+	if (c->sampler)
+		wake_up_process(c->sampler);
 }
 
 /**
  * vp_sampler_start() - create the sampling kthread
- * @vp:		module state
+ * @c:		the collection
  *
  * Return: 0 or the error of kthread_run().
  */
-int vp_sampler_start(struct vp_state *vp)
+int vp_sampler_start(struct vp_coll *c)
 {
 	struct task_struct *k;
 
-	k = kthread_run(vp_sampler_fn, vp, "vcpuperf");
+	k = kthread_run(vp_sampler_fn, c, "vcpuperf/%u", c->id);
 	if (IS_ERR(k))
 		return PTR_ERR(k);
-	vp->sampler = k;
+	c->sampler = k;
 	return 0;
 }
 
 /**
  * vp_sampler_stop() - stop the sampling kthread and wait for it
- * @vp:		module state, lock not held
+ * @c:		the collection, lock not held
  *
  * The kthread is unpublished under the lock first, so that a command
  * finishing concurrently cannot kick a thread that is going away.
  */
-void vp_sampler_stop(struct vp_state *vp)
+void vp_sampler_stop(struct vp_coll *c)
 {
 	struct task_struct *k;
 
-	mutex_lock(&vp->lock);
-	k = vp->sampler;
-	vp->sampler = NULL;
-	mutex_unlock(&vp->lock);
+	mutex_lock(&c->lock);
+	k = c->sampler;
+	c->sampler = NULL;
+	mutex_unlock(&c->lock);
 	if (k)
 		kthread_stop(k);
 }

@@ -1,30 +1,42 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The status file: a human-readable view of the collection (targets,
- * each counter's state and last values, ring use and drops, the reason of
- * the last rejected command).
+ * The status text: the module's limits and, for every collection (the
+ * default one first), its owner, state, interval, ring use and drops, the
+ * reason of its last rejected command, its processes and its threads with
+ * each counter's state and last values.
  */
-#include <linux/fs.h>
 #include <linux/seq_file.h>
 
 #include "vcpuperf.h"
 
 static void vp_status_ring(struct seq_file *m, struct vp_ring *ring)
 {
-	unsigned long flags;
-	u64 used, records, produced, drops, next;
+	struct vp_ring_stats st;
 
-	spin_lock_irqsave(&ring->lock, flags);
-	used = ring->wr - ring->rd;
-	records = ring->records;
-	produced = ring->produced;
-	drops = ring->drops_total;
-	next = ring->next_seq;
-	spin_unlock_irqrestore(&ring->lock, flags);
+	vp_ring_stats(ring, &st);
 	seq_printf(m, "ring: %zu bytes, %llu used, %llu records queued\n",
-		   ring->size, used, records);
+		   st.size, st.used, st.records);
 	seq_printf(m, "records: %llu produced, %llu dropped, next seq %llu\n",
-		   produced, drops, next);
+		   st.produced, st.drops, st.next_seq);
+}
+
+static void vp_status_counter(struct seq_file *m, const struct vp_counter *c,
+			      const struct vcpuperf_event_desc *d)
+{
+	enum vcpuperf_cause cause;
+	u64 scaled;
+
+	if (!c->event) {
+		cause = vp_cause_from_errno(c->error, d->type, d->mods);
+		seq_printf(m, "  %-24s unavailable %s (%s)\n", d->name,
+			   vp_errno_name(c->error), vp_cause_name(cause));
+		return;
+	}
+	if (!vp_scale(c->last.value, c->last.enabled, c->last.running, &scaled))
+		scaled = 0;
+	seq_printf(m, "  %-24s %s value %llu enabled %llu running %llu scaled %llu\n",
+		   d->name, vp_counter_state(c), c->last.value,
+		   c->last.enabled, c->last.running, scaled);
 }
 
 static void vp_status_target(struct seq_file *m, struct vp_target *t)
@@ -35,72 +47,84 @@ static void vp_status_target(struct seq_file *m, struct vp_target *t)
 		   t->tid, t->id.pid, t->id.vcpu, t->comm,
 		   vp_kind_name(t->kind), t->intervals_seen,
 		   t->intervals_ran, t->intervals_with_values);
-	for (i = 0; i < t->nr_events; i++) {
-		const struct vp_counter *c = &t->counters[i];
-		const struct vcpuperf_event_desc *d = &t->events[i];
-		u64 scaled;
-
-		if (!c->event) {
-			enum vcpuperf_cause cause;
-
-			cause = vp_cause_from_errno(c->error, d->type, d->mods);
-			seq_printf(m, "  %-24s unavailable %s (%s)\n", d->name,
-				   vp_errno_name(c->error),
-				   vp_cause_name(cause));
-			continue;
-		}
-		if (!vp_scale(c->last.value, c->last.enabled,
-			      c->last.running, &scaled))
-			scaled = 0;
-		seq_printf(m, "  %-24s %s value %llu enabled %llu running %llu scaled %llu\n",
-			   d->name, vp_counter_state(c), c->last.value,
-			   c->last.enabled, c->last.running, scaled);
-	}
+	for (i = 0; i < t->nr_events; i++)
+		vp_status_counter(m, &t->counters[i], &t->events[i]);
 }
 
-static int vp_status_show(struct seq_file *m, void *unused)
+static void vp_status_owner(struct seq_file *m, struct vp_coll *c)
 {
-	struct vp_state *vp = m->private;
+	if (!c->id)
+		seq_printf(m, "collection %u: default (load-time parameters, debugfs control and stream)\n",
+			   c->id);
+	else
+		seq_printf(m, "collection %u: /dev/vcpuperf, owner pid %d comm \"%s\"\n",
+			   c->id, c->owner_pid, c->owner_comm);
+}
+
+static void vp_status_coll(struct seq_file *m, struct vp_coll *c)
+{
+	char dur[VP_DURATION_LEN];
 	struct vp_target *t;
 	struct vp_group *g;
-	char dur[32];
 
-	mutex_lock(&vp->lock);
-	vp_format_duration(dur, sizeof(dur), vp->interval_ns);
-	seq_printf(m, "vcpuperf abi %u\n", VCPUPERF_ABI_VERSION);
-	seq_printf(m, "state: %s\n", vp->nr_targets ? "sampling" :
-		   vp->nr_groups ? "waiting for threads" : "idle");
+	vp_status_owner(m, c);
+	mutex_lock(&c->lock);
+	vp_format_duration(dur, sizeof(dur), c->interval_ns);
+	seq_printf(m, "state: %s\n", c->ended ? "ended" :
+		   c->nr_targets ? "sampling" :
+		   c->nr_groups ? "waiting for threads" : "idle");
 	seq_printf(m, "interval: %s\n", dur);
-	seq_printf(m, "passes: %llu, missed grid points: %llu\n", vp->passes,
-		   vp->missed_ticks);
-	vp_status_ring(m, &vp->ring);
-	seq_printf(m, "reader: %s\n",
-		   atomic_read(&vp->reader_open) ? "open" : "none");
-	if (vp->last_errno)
+	seq_printf(m, "passes: %llu, missed grid points: %llu\n", c->passes,
+		   c->missed_ticks);
+	vp_status_ring(m, &c->ring);
+	if (!c->id)
+		seq_printf(m, "reader: %s\n",
+			   atomic_read(&c->reader_open) ? "open" : "none");
+	if (c->last_errno)
 		seq_printf(m, "last_error: %s: %s\n",
-			   vp_errno_name(vp->last_errno), vp->last_error);
+			   vp_errno_name(c->last_errno), c->last_error);
 	else
 		seq_puts(m, "last_error: none\n");
-	seq_printf(m, "processes: %u\n", vp->nr_groups);
-	list_for_each_entry(g, &vp->groups, node)
+	seq_printf(m, "processes: %u\n", c->nr_groups);
+	list_for_each_entry(g, &c->groups, node)
 		seq_printf(m, "  %s=%d, %u events\n", vp_kind_name(g->kind),
 			   g->nr, g->nr_events);
-	seq_printf(m, "targets: %u (limit %d)\n", vp->nr_targets,
-		   VCPUPERF_MAX_TARGETS);
-	list_for_each_entry(t, &vp->targets, node)
+	seq_printf(m, "targets: %u (limit %u)\n", c->nr_targets,
+		   c->mod->max_targets);
+	list_for_each_entry(t, &c->targets, node)
 		vp_status_target(m, t);
-	mutex_unlock(&vp->lock);
+	mutex_unlock(&c->lock);
+}
+
+/**
+ * vp_status_show() - the status file
+ * @m:		the seq_file; its private data is the module
+ * @unused:	unused
+ *
+ * The default collection comes first, so that its lines (last_error:,
+ * reader:) are the first of their kind.
+ *
+ * Return: 0.
+ */
+int vp_status_show(struct seq_file *m, void *unused)
+{
+	struct vp_module *mod = m->private;
+	u32 nr_open;
+	u64 ring_kb;
+	struct vp_coll *c;
+
+	spin_lock(&mod->acct);
+	nr_open = mod->nr_open;
+	ring_kb = mod->ring_kb_used;
+	spin_unlock(&mod->acct);
+	seq_printf(m, "vcpuperf abi %u\n", VCPUPERF_ABI_VERSION);
+	seq_printf(m, "collections: %u on /dev/vcpuperf (limit %u), ring memory %llu KiB of %llu KiB\n",
+		   nr_open, mod->max_collections, ring_kb, mod->ring_total_kb);
+	mutex_lock(&mod->lock);
+	list_for_each_entry(c, &mod->collections, node) {
+		seq_putc(m, '\n');
+		vp_status_coll(m, c);
+	}
+	mutex_unlock(&mod->lock);
 	return 0;
 }
-
-static int vp_status_open(struct inode *inode, struct file *file)
-{
-	return vp_single_open(file, vp_status_show, inode->i_private);
-}
-
-const struct file_operations vp_status_fops = {
-	.open = vp_status_open,
-	.read = seq_read,
-	.llseek = seq_lseek,
-	.release = vp_single_release,
-};

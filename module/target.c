@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Targets: attaching threads by tid, by process and by QEMU process with
- * vCPU discovery, picking up threads that appear later, and ending a
- * thread's sampling with its final records.
+ * Targets: one sampled thread of a collection, from its creation (its
+ * counters, its started and unavailable records) to its end (final
+ * sample, finished and detached records, counters released), and the
+ * vCPU index a QEMU thread name gives.
  */
 #include <linux/pid.h>
 #include <linux/pid_namespace.h>
@@ -47,22 +48,25 @@ int vp_parse_vcpu(const char *comm)
 	return n;
 }
 
-static void vp_session_begin(struct vp_state *vp)
-{
-	if (vp->session.active)
-		return;
-	vp->session.active = true;
-	vp->session.drops_at_start = vp_ring_drops(&vp->ring);
-	vp_ring_set_ended(&vp->ring, false);
-}
-
-static struct vp_target *vp_target_new(struct vp_state *vp,
-				       struct task_struct *task,
-				       struct pid_namespace *ns,
-				       enum vcpuperf_target_kind kind,
-				       struct vp_group *group,
-				       const struct vcpuperf_event_desc *descs,
-				       u32 nr_events)
+/**
+ * vp_target_new() - a target for a thread, listed by tid but not started
+ * @c:		the collection, lock held
+ * @task:	the thread (the target takes its own reference)
+ * @ns:		pid namespace the ids of its records are given in
+ * @kind:	how it is attached
+ * @group:	its process's group, NULL for tid=
+ * @descs:	events
+ * @nr_events:	how many
+ *
+ * Return: the target, ERR_PTR(-ESRCH) when the thread exited since it was
+ * found, ERR_PTR(-EEXIST) when it is a target already, ERR_PTR(-ENOMEM).
+ */
+struct vp_target *vp_target_new(struct vp_coll *c, struct task_struct *task,
+				struct pid_namespace *ns,
+				enum vcpuperf_target_kind kind,
+				struct vp_group *group,
+				const struct vcpuperf_event_desc *descs,
+				u32 nr_events)
 {
 	struct vp_target *t;
 	char comm[TASK_COMM_LEN];
@@ -95,7 +99,7 @@ static struct vp_target *vp_target_new(struct vp_state *vp,
 	t->nr_events = nr_events;
 	for (i = 0; i < nr_events; i++)
 		t->events[i] = descs[i];
-	ret = xa_insert(&vp->by_tid, t->gtid, t, GFP_KERNEL);
+	ret = xa_insert(&c->by_tid, t->gtid, t, GFP_KERNEL);
 	if (ret) {
 		put_task_struct(task);
 		kfree(t);
@@ -104,39 +108,53 @@ static struct vp_target *vp_target_new(struct vp_state *vp,
 	return t;
 }
 
-/* Create the counters, queue started/unavailable and begin sampling. */
-static void vp_target_start(struct vp_state *vp, struct vp_target *t)
+/**
+ * vp_target_start() - create the counters and begin sampling
+ * @c:		the collection, lock held
+ * @t:		a target from vp_target_new()
+ *
+ * Queues started, and unavailable for each counter that could not be
+ * created.
+ */
+void vp_target_start(struct vp_coll *c, struct vp_target *t)
 {
 	u32 i;
 
+	lockdep_assert_held(&c->lock);
 	for (i = 0; i < t->nr_events; i++)
 		vp_counter_create(&t->counters[i], &t->events[i], t->task);
-	vp_session_begin(vp);
-	vp_emit_started(vp, t);
+	vp_totals_begin(c);
+	vp_emit_started(c, t);
 	for (i = 0; i < t->nr_events; i++)
 		if (!t->counters[i].event)
-			vp_emit_unavailable(vp, t, i);
-	list_add_tail(&t->node, &vp->targets);
-	vp->nr_targets++;
-	vp->session.targets++;
+			vp_emit_unavailable(c, t, i);
+	list_add_tail(&t->node, &c->targets);
+	c->nr_targets++;
+	c->totals.targets++;
 }
 
-static void vp_target_free(struct vp_state *vp, struct vp_target *t)
+/**
+ * vp_target_free() - release a target's counters and free it, no records
+ * @c:		the collection, lock held
+ * @t:		the target
+ */
+void vp_target_free(struct vp_coll *c, struct vp_target *t)
 {
 	u32 i;
 
+	lockdep_assert_held(&c->lock);
 	for (i = 0; i < t->nr_events; i++)
 		vp_counter_release(&t->counters[i]);
-	xa_erase(&vp->by_tid, t->gtid);
+	xa_erase(&c->by_tid, t->gtid);
 	list_del(&t->node);
-	vp->nr_targets--;
+	c->nr_targets--;
 	put_task_struct(t->task);
 	kfree(t);
 }
 
 /**
  * vp_target_end() - stop sampling a thread, with its final records
- * @vp:		module state, lock held
+ * @c:		the collection, lock held
  * @t:		the thread; freed here
  * @reason:	enum vcpuperf_detach_reason
  *
@@ -144,471 +162,13 @@ static void vp_target_free(struct vp_state *vp, struct vp_target *t)
  * the sampler), then queues finished and detached and releases the
  * counters.
  */
-void vp_target_end(struct vp_state *vp, struct vp_target *t, u32 reason)
+void vp_target_end(struct vp_coll *c, struct vp_target *t, u32 reason)
 {
-	lockdep_assert_held(&vp->lock);
+	lockdep_assert_held(&c->lock);
 	if (reason != VCPUPERF_DETACH_EXITED)
-		vp_sample_target(vp, t, VCPUPERF_SAMPLE_FINAL);
-	vp_emit_finished(vp, t);
-	vp_emit_detached(vp, t, reason);
-	vp_target_free(vp, t);
+		vp_sample_target(c, t, VCPUPERF_SAMPLE_FINAL);
+	vp_emit_finished(c, t);
+	vp_emit_detached(c, t, reason);
+	vp_target_free(c, t);
 }
 
-static void vp_group_free(struct vp_state *vp, struct vp_group *g)
-{
-	list_del(&g->node);
-	vp->nr_groups--;
-	put_pid(g->pid);
-	put_pid_ns(g->ns);
-	kfree(g);
-}
-
-static void vp_group_end(struct vp_state *vp, struct vp_group *g, u32 reason)
-{
-	struct vp_target *t, *tmp;
-
-	list_for_each_entry_safe(t, tmp, &vp->targets, node)
-		if (t->group == g)
-			vp_target_end(vp, t, reason);
-	vp_group_free(vp, g);
-}
-
-/*
- * End the targets whose thread has exited but that the sampler has not
- * reached yet, with the records the sampler would queue (final sample,
- * task_exited, finished, detached: exited).  Done before a command looks
- * threads up, so that a thread id reused after an exit names the new
- * thread and never the old target.
- */
-static void vp_end_exited(struct vp_state *vp)
-{
-	struct vp_target *t, *tmp;
-
-	list_for_each_entry_safe(t, tmp, &vp->targets, node)
-		if (READ_ONCE(t->task->exit_state) &&
-		    vp_sample_target(vp, t, 0))
-			vp_target_end(vp, t, VCPUPERF_DETACH_EXITED);
-}
-
-/* Does the process of @leader have a thread that is not exiting? */
-static bool vp_has_live_thread(struct task_struct *leader)
-{
-	struct task_struct *t;
-	bool live = false;
-
-	rcu_read_lock();
-	for_each_thread(leader, t) {
-		if (!(t->flags & PF_EXITING)) {
-			live = true;
-			break;
-		}
-	}
-	rcu_read_unlock();
-	return live;
-}
-
-/**
- * vp_detach_all() - end every thread and process being sampled
- * @vp:		module state, lock held
- * @reason:	enum vcpuperf_detach_reason
- */
-void vp_detach_all(struct vp_state *vp, u32 reason)
-{
-	struct vp_target *t, *tmp;
-	struct vp_group *g, *gtmp;
-
-	lockdep_assert_held(&vp->lock);
-	list_for_each_entry_safe(t, tmp, &vp->targets, node) {
-		vp_target_end(vp, t, reason);
-		cond_resched();
-	}
-	list_for_each_entry_safe(g, gtmp, &vp->groups, node)
-		vp_group_free(vp, g);
-}
-
-static bool vp_wanted(enum vcpuperf_target_kind kind, struct task_struct *t)
-{
-	char comm[TASK_COMM_LEN];
-
-	if (kind != VCPUPERF_TARGET_QEMU)
-		return true;
-	get_task_comm(comm, t);
-	return vp_parse_vcpu(comm) >= 0;
-}
-
-/*
- * Collect referenced threads of @leader's process that are not sampled yet
- * (and, for QEMU, are vCPU threads).  With @strict, an already sampled
- * thread is an error (-EEXIST) and more than @max threads is -ENOSPC; else
- * they are skipped and the rest left for a later scan.
- */
-static int vp_collect(struct vp_state *vp, struct task_struct *leader,
-		      enum vcpuperf_target_kind kind, bool strict,
-		      struct task_struct **tasks, u32 max, u32 *nr)
-{
-	struct task_struct *t;
-	int ret = 0;
-	u32 n = 0;
-
-	rcu_read_lock();
-	for_each_thread(leader, t) {
-		if (t->flags & PF_EXITING)
-			continue;
-		/* Sampled threads first: this runs on every sampling pass. */
-		if (xa_load(&vp->by_tid, task_pid_nr(t))) {
-			if (strict && vp_wanted(kind, t)) {
-				ret = -EEXIST;
-				break;
-			}
-			continue;
-		}
-		if (!vp_wanted(kind, t))
-			continue;
-		if (n == max) {
-			if (strict)
-				ret = -ENOSPC;
-			break;
-		}
-		get_task_struct(t);
-		tasks[n++] = t;
-	}
-	rcu_read_unlock();
-	*nr = n;
-	return ret;
-}
-
-static void vp_put_tasks(struct task_struct **tasks, u32 nr)
-{
-	while (nr--)
-		put_task_struct(tasks[nr]);
-}
-
-static struct vp_group *vp_find_group(struct vp_state *vp, struct pid *pid)
-{
-	struct vp_group *g;
-
-	list_for_each_entry(g, &vp->groups, node)
-		if (g->pid == pid)
-			return g;
-	return NULL;
-}
-
-/*
- * Start targets for @tasks (references consumed); an error stops early.  A
- * thread that exited since it was collected is left out.
- */
-static int vp_start_tasks(struct vp_state *vp, struct task_struct **tasks,
-			  u32 nr, struct pid_namespace *ns,
-			  enum vcpuperf_target_kind kind, struct vp_group *g,
-			  const struct vcpuperf_event_desc *descs,
-			  u32 nr_events, bool announce)
-{
-	struct vp_target *t;
-	int ret = 0;
-	u32 i;
-
-	for (i = 0; i < nr; i++) {
-		t = ret ? ERR_PTR(ret) : vp_target_new(vp, tasks[i], ns, kind,
-						       g, descs, nr_events);
-		put_task_struct(tasks[i]);
-		if (IS_ERR(t)) {
-			if (PTR_ERR(t) != -ESRCH)
-				ret = PTR_ERR(t);
-			continue;
-		}
-		vp_target_start(vp, t);
-		if (announce && t->id.vcpu != VCPUPERF_NO_VCPU)
-			vp_emit_vcpu_added(vp, t);
-		cond_resched();	/* hundreds of counters are created here */
-	}
-	return ret;
-}
-
-static int vp_attach_tids(struct vp_state *vp, struct vp_cmd *cmd,
-			  struct pid_namespace *ns, char *err, size_t errlen)
-{
-	struct vcpuperf_event_desc *descs;
-	struct task_struct **tasks;
-	u32 i, n = 0;
-	int ret;
-
-	if (vp->nr_targets + cmd->nr_ids > VCPUPERF_MAX_TARGETS) {
-		snprintf(err, errlen, "target table full: %u attached, limit %d",
-			 vp->nr_targets, VCPUPERF_MAX_TARGETS);
-		return -ENOSPC;
-	}
-	tasks = kcalloc(cmd->nr_ids, sizeof(*tasks), GFP_KERNEL);
-	descs = kcalloc(cmd->nr_events, sizeof(*descs), GFP_KERNEL);
-	if (!tasks || !descs) {
-		ret = -ENOMEM;
-		goto err_put;
-	}
-	for (i = 0; i < cmd->nr_events; i++)
-		descs[i] = cmd->events[i].desc;
-	for (i = 0; i < cmd->nr_ids; i++) {
-		struct task_struct *task;
-		struct pid *pid;
-
-		pid = find_get_pid(cmd->ids[i]);
-		task = get_pid_task(pid, PIDTYPE_PID);
-		put_pid(pid);
-		if (!task) {
-			snprintf(err, errlen, "no thread %u", cmd->ids[i]);
-			ret = -ESRCH;
-			goto err_put;
-		}
-		if (task->flags & PF_EXITING) {
-			put_task_struct(task);
-			snprintf(err, errlen,
-				 "thread %u has exited (a zombie or exiting)",
-				 cmd->ids[i]);
-			ret = -ESRCH;
-			goto err_put;
-		}
-		tasks[n++] = task;
-		if (xa_load(&vp->by_tid, task_pid_nr(task))) {
-			snprintf(err, errlen, "thread %u already attached",
-				 cmd->ids[i]);
-			ret = -EEXIST;
-			goto err_put;
-		}
-	}
-	ret = vp_start_tasks(vp, tasks, n, ns, VCPUPERF_TARGET_TID, NULL,
-			     descs, cmd->nr_events, false);
-	kfree(descs);
-	kfree(tasks);
-	return ret;
-
-err_put:
-	vp_put_tasks(tasks, n);
-	kfree(descs);
-	kfree(tasks);
-	return ret;
-}
-
-static int vp_attach_process(struct vp_state *vp, struct vp_cmd *cmd,
-			     struct pid_namespace *ns, char *err,
-			     size_t errlen)
-{
-	u32 room = VCPUPERF_MAX_TARGETS - vp->nr_targets;
-	struct task_struct **tasks, *task;
-	struct vp_group *g;
-	struct pid *pid;
-	u32 i, n = 0;
-	int ret;
-
-	if (vp->nr_groups >= VCPUPERF_MAX_GROUPS) {
-		snprintf(err, errlen, "%d processes attached already",
-			 VCPUPERF_MAX_GROUPS);
-		return -ENOSPC;
-	}
-	pid = find_get_pid(cmd->ids[0]);
-	task = get_pid_task(pid, PIDTYPE_TGID);
-	put_pid(pid);
-	if (!task) {
-		snprintf(err, errlen, "no process %u", cmd->ids[0]);
-		return -ESRCH;
-	}
-	if (vp_find_group(vp, task_tgid(task))) {
-		snprintf(err, errlen, "process %u already attached",
-			 cmd->ids[0]);
-		ret = -EEXIST;
-		goto err_task;
-	}
-	g = kzalloc(sizeof(*g), GFP_KERNEL);
-	tasks = kcalloc(VCPUPERF_MAX_TARGETS, sizeof(*tasks), GFP_KERNEL);
-	if (!g || !tasks) {
-		ret = -ENOMEM;
-		goto err_free;
-	}
-	ret = vp_collect(vp, task, cmd->kind, true, tasks, room, &n);
-	if (ret == -EEXIST) {
-		snprintf(err, errlen,
-			 "a thread of process %u is attached already (detach it first)",
-			 cmd->ids[0]);
-		goto err_tasks;
-	}
-	if (ret == -ENOSPC) {
-		snprintf(err, errlen, "target table full: %u attached, limit %d",
-			 vp->nr_targets, VCPUPERF_MAX_TARGETS);
-		goto err_tasks;
-	}
-	if (!n && !vp_has_live_thread(task)) {
-		snprintf(err, errlen,
-			 "process %u has exited (a zombie or exiting)",
-			 cmd->ids[0]);
-		ret = -ESRCH;
-		goto err_tasks;
-	}
-	if (!n && cmd->kind == VCPUPERF_TARGET_QEMU) {
-		snprintf(err, errlen,
-			 "process %u has no 'CPU <n>/KVM' or 'CPU <n>/TCG' thread (start QEMU with -name NAME,debug-threads=on)",
-			 cmd->ids[0]);
-		ret = -ESRCH;
-		goto err_tasks;
-	}
-	g->kind = cmd->kind;
-	g->pid = get_pid(task_tgid(task));
-	g->ns = get_pid_ns(ns);
-	g->nr = cmd->ids[0];
-	g->nr_events = cmd->nr_events;
-	for (i = 0; i < cmd->nr_events; i++)
-		g->events[i] = cmd->events[i].desc;
-	list_add_tail(&g->node, &vp->groups);
-	vp->nr_groups++;
-	ret = vp_start_tasks(vp, tasks, n, ns, cmd->kind, g, g->events,
-			     g->nr_events, false);
-	kfree(tasks);
-	put_task_struct(task);
-	vp_session_begin(vp);
-	return ret;
-
-err_tasks:
-	vp_put_tasks(tasks, n);
-err_free:
-	kfree(tasks);
-	kfree(g);
-err_task:
-	put_task_struct(task);
-	return ret;
-}
-
-/**
- * vp_attach() - carry out an attach command
- * @vp:		module state, lock held
- * @cmd:	the parsed command
- * @err:	reason on failure
- * @errlen:	size of @err
- *
- * Every check (events, threads, limits) is done before anything changes,
- * so a rejected command leaves the collection as it was (only targets
- * whose thread has already exited are ended first, as the next sampling
- * pass would).  Counters that cannot be created do not fail the command:
- * each is reported by an unavailable record.
- *
- * Ids are resolved in the PID namespace of the writer, and the records
- * of the targets carry them as that namespace numbers them.  A thread
- * that has exited (a zombie included) is -ESRCH, as is a process with no
- * thread left that has not exited.
- *
- * Return: 0 or a negative errno as documented in the uapi header.
- */
-int vp_attach(struct vp_state *vp, struct vp_cmd *cmd, char *err,
-	      size_t errlen)
-{
-	struct pid_namespace *ns = task_active_pid_ns(current);
-	int ret;
-
-	lockdep_assert_held(&vp->lock);
-	ret = vp_resolve_events(cmd->events, cmd->nr_events, err, errlen);
-	if (ret)
-		return ret;
-	vp_end_exited(vp);
-	if (cmd->kind == VCPUPERF_TARGET_TID)
-		return vp_attach_tids(vp, cmd, ns, err, errlen);
-	return vp_attach_process(vp, cmd, ns, err, errlen);
-}
-
-/**
- * vp_detach() - carry out a detach command naming threads or a process
- * @vp:		module state, lock held
- * @cmd:	the parsed command
- * @err:	reason on failure
- * @errlen:	size of @err
- *
- * Return: 0, or -ESRCH when a named thread or process is not attached
- * (then nothing was detached).
- */
-int vp_detach(struct vp_state *vp, const struct vp_cmd *cmd, char *err,
-	      size_t errlen)
-{
-	struct vp_target **targets;
-	struct task_struct *task;
-	struct vp_group *g;
-	struct pid *pid;
-	u32 i;
-	int ret = 0;
-
-	lockdep_assert_held(&vp->lock);
-	vp_end_exited(vp);
-	if (cmd->kind != VCPUPERF_TARGET_TID) {
-		pid = find_get_pid(cmd->ids[0]);
-		task = get_pid_task(pid, PIDTYPE_TGID);
-		put_pid(pid);
-		g = task ? vp_find_group(vp, task_tgid(task)) : NULL;
-		if (task)
-			put_task_struct(task);
-		if (!g) {
-			snprintf(err, errlen, "process %u not attached",
-				 cmd->ids[0]);
-			return -ESRCH;
-		}
-		vp_group_end(vp, g, VCPUPERF_DETACH_COMMAND);
-		return 0;
-	}
-	targets = kcalloc(cmd->nr_ids, sizeof(*targets), GFP_KERNEL);
-	if (!targets)
-		return -ENOMEM;
-	for (i = 0; i < cmd->nr_ids; i++) {
-		pid = find_get_pid(cmd->ids[i]);
-		task = get_pid_task(pid, PIDTYPE_PID);
-		put_pid(pid);
-		targets[i] = task ? xa_load(&vp->by_tid, task_pid_nr(task)) :
-			     NULL;
-		if (task)
-			put_task_struct(task);
-		if (!targets[i]) {
-			snprintf(err, errlen, "thread %u not attached",
-				 cmd->ids[i]);
-			ret = -ESRCH;
-			goto out;
-		}
-	}
-	for (i = 0; i < cmd->nr_ids; i++)
-		vp_target_end(vp, targets[i], VCPUPERF_DETACH_COMMAND);
-out:
-	kfree(targets);
-	return ret;
-}
-
-/* Threads collected in one scan of one process. */
-#define VP_SCAN_BATCH	64
-
-/**
- * vp_scan_groups() - pick up threads that appeared in attached processes
- * @vp:		module state, lock held
- *
- * Called by the sampler before each pass: a vCPU hot-plugged into an
- * attached QEMU (or any new thread of a process attached by pid=) is
- * sampled from the next pass on.  A process that is gone and has no
- * thread left to sample is forgotten.
- */
-void vp_scan_groups(struct vp_state *vp)
-{
-	struct task_struct *tasks[VP_SCAN_BATCH];
-	struct vp_group *g, *gtmp;
-	struct task_struct *leader;
-	struct vp_target *t;
-	u32 room, n;
-	bool busy;
-
-	lockdep_assert_held(&vp->lock);
-	list_for_each_entry_safe(g, gtmp, &vp->groups, node) {
-		leader = get_pid_task(g->pid, PIDTYPE_TGID);
-		if (!leader) {
-			busy = false;
-			list_for_each_entry(t, &vp->targets, node)
-				busy |= t->group == g;
-			if (!busy)
-				vp_group_free(vp, g);
-			continue;
-		}
-		room = min_t(u32, VP_SCAN_BATCH,
-			     VCPUPERF_MAX_TARGETS - vp->nr_targets);
-		vp_collect(vp, leader, g->kind, false, tasks, room, &n);
-		put_task_struct(leader);
-		if (n)
-			vp_start_tasks(vp, tasks, n, g->ns, g->kind, g,
-				       g->events, g->nr_events, true);
-	}
-}

@@ -2,11 +2,26 @@
 /*
  * vcpuperf: internal declarations shared by the module's source files.
  *
- * Locking: struct vp_state.lock (a mutex) serialises control commands,
- * the sampler's passes and unload; it protects the target and group lists
- * and every per-target field.  The ring has its own spinlock, taken inside
- * vp_state.lock by producers and alone by the stream reader, which never
- * takes vp_state.lock.
+ * Objects: one struct vp_module (the module: /dev/vcpuperf, the debugfs
+ * directory, the list of collections, the limits, unload); any number of
+ * struct vp_coll (a collection: its targets, interval, sampler, ring and
+ * reader), one of them the module's default collection, the others each
+ * owned by an open /dev/vcpuperf.
+ *
+ * Locking, outermost first:
+ *  1. vp_module.lock (a mutex): the list of collections; held while a
+ *     collection is listed, unlisted, or ended by unload, and while the
+ *     status file walks them.
+ *  2. vp_coll.lock (a mutex): serialises the collection's commands, its
+ *     sampler's passes and its end; protects its target and group lists
+ *     and every per-target field.
+ *  3. vp_ring.lock (a spinlock): taken inside vp_coll.lock by producers and
+ *     alone by the reader, which never takes vp_coll.lock.
+ *  4. vp_module.acct (a spinlock): the limit accounting, innermost, taken
+ *     with or without the others.
+ * Directions of calls, and of includes of ideas: files (chardev, debugfs)
+ * -> control -> collection -> sampler -> attach -> target -> lifecycle ->
+ * counter, ring.
  */
 #ifndef _VCPUPERF_MODULE_H
 #define _VCPUPERF_MODULE_H
@@ -24,6 +39,8 @@
 
 #include "../lib/vcpuperf_lib.h"
 #include "compat.h"
+
+struct vp_coll;
 
 /**
  * enum vp_rec_class - how much of the ring a record may use
@@ -55,11 +72,11 @@ enum vp_rec_class {
  * @records:	records in the ring
  * @drops_pending: records lost since the last dropped record was queued
  * @drop_first_seq: first sequence number of those
- * @drops_total: records lost since the module was loaded
- * @produced:	records queued since the module was loaded
+ * @drops_total: records lost since the collection was created
+ * @produced:	records queued since the collection was created
  * @ended:	the session's finished record is queued: EOF once drained
  * @defer_wake:	a sampling pass is queueing records: wake the reader once,
- *		at its end (producers hold vp_state.lock)
+ *		at its end (written by producers under vp_coll.lock)
  * @wait:	readers wait here for data
  */
 struct vp_ring {
@@ -81,17 +98,38 @@ struct vp_ring {
 	wait_queue_head_t wait;
 };
 
+/**
+ * struct vp_ring_stats - a consistent snapshot of a ring's counters
+ * @size:	capacity in bytes
+ * @used:	bytes queued
+ * @records:	records queued
+ * @produced:	records ever queued
+ * @drops:	records ever dropped
+ * @next_seq:	next sequence number
+ */
+struct vp_ring_stats {
+	size_t size;
+	u64 used;
+	u64 records;
+	u64 produced;
+	u64 drops;
+	u64 next_seq;
+};
+
 int vp_ring_init(struct vp_ring *ring, size_t size);
 void vp_ring_free(struct vp_ring *ring);
+int vp_ring_resize(struct vp_ring *ring, size_t size);
 int vp_ring_put(struct vp_ring *ring, struct vcpuperf_rec *rec,
 		enum vp_rec_class cls);
 size_t vp_ring_pop(struct vp_ring *ring, u8 *dst, size_t len);
 bool vp_ring_empty(struct vp_ring *ring);
 bool vp_ring_eof(struct vp_ring *ring);
 void vp_ring_set_ended(struct vp_ring *ring, bool ended);
+void vp_ring_defer_wake(struct vp_ring *ring, bool defer);
 void vp_ring_wake(struct vp_ring *ring);
 u64 vp_ring_first_seq(struct vp_ring *ring);
 u64 vp_ring_drops(struct vp_ring *ring);
+void vp_ring_stats(struct vp_ring *ring, struct vp_ring_stats *st);
 
 /**
  * struct vp_counter - one (thread, event) counter
@@ -107,13 +145,16 @@ struct vp_counter {
 
 /**
  * struct vp_group - a process attached by pid= or qemu=
- * @node:	in vp_state.groups
+ * @node:	in vp_coll.groups
  * @kind:	VCPUPERF_TARGET_PID or VCPUPERF_TARGET_QEMU
  * @pid:	the process, referenced
  * @ns:		pid namespace of the attaching writer, referenced
  * @nr:		pid as the writer named it
  * @nr_events:	events in @events
  * @events:	what each of its threads counts
+ *
+ * Every field is set before the group is listed and then only read, under
+ * vp_coll.lock.
  */
 struct vp_group {
 	struct list_head node;
@@ -126,12 +167,12 @@ struct vp_group {
 };
 
 /**
- * struct vp_target - one sampled thread
- * @node:	in vp_state.targets
+ * struct vp_target - one sampled thread of one collection
+ * @node:	in vp_coll.targets
  * @group:	the group it belongs to, NULL when attached by tid=
  * @task:	the thread, referenced
  * @kind:	how it was attached
- * @gtid:	tid in the initial pid namespace (key of vp_state.by_tid)
+ * @gtid:	tid in the initial pid namespace (key of vp_coll.by_tid)
  * @id:		tid, pid and vCPU as the attaching writer sees them
  * @tid:	tid as the attaching writer sees it
  * @comm:	thread name when attached
@@ -145,6 +186,8 @@ struct vp_group {
  * @multiplexed_sent: multiplexed record queued
  * @no_counters_sent: no_counters record queued
  * @ever_counted: a counter has had time_running advance
+ *
+ * Every field is protected by the collection's vp_coll.lock.
  */
 struct vp_target {
 	struct list_head node;
@@ -168,14 +211,15 @@ struct vp_target {
 };
 
 /**
- * struct vp_session - totals from the first attach to stop or unload
+ * struct vp_totals - a collection's session totals, from its first attach
+ *		      to its stop command (or its end)
  * @active:	a session is open (something was attached since the stop)
  * @targets:	threads attached in it
  * @intervals_seen: samples of all its threads
  * @intervals_with_values: samples in which a counter counted
  * @drops_at_start: ring drop total when it began
  */
-struct vp_session {
+struct vp_totals {
 	bool active;
 	u64 targets;
 	u64 intervals_seen;
@@ -184,35 +228,82 @@ struct vp_session {
 };
 
 /**
- * struct vp_state - the module's single instance
- * @lock:	see the top of this file
+ * struct vp_module - the module: what exists once
+ * @lock:	protects @collections and @next_id (lock order: see the top)
+ * @acct:	protects @nr_open and @ring_kb_used
+ * @collections: every collection, the default one first
+ * @nr_open:	collections owned by open /dev/vcpuperf files
+ * @ring_kb_used: ring memory of every collection, KiB
+ * @next_id:	id of the next collection created
+ * @max_collections: limit of @nr_open (module parameter)
+ * @ring_total_kb: limit of @ring_kb_used (module parameter)
+ * @max_targets: threads one collection may sample (module parameter)
+ * @ring_kb:	ring size of a new collection, KiB (module parameter)
+ * @dflt:	the default collection (load-time parameters, debugfs)
+ * @unloading:	module exit has begun: refuse opens and commands
+ * @files_open:	open vcpuperf files, debugfs and device (files.c)
+ * @files_wait:	unload waits here for them to be released
+ * @dir:	debugfs directory
+ * @misc:	/dev/vcpuperf
+ */
+struct vp_module {
+	struct mutex lock;	/* see @lock above */
+	spinlock_t acct;	/* see @acct above */
+	struct list_head collections;
+	u32 nr_open;
+	u64 ring_kb_used;
+	u32 next_id;
+	u32 max_collections;
+	u64 ring_total_kb;
+	u32 max_targets;
+	u32 ring_kb;
+	struct vp_coll *dflt;
+	bool unloading;
+	atomic_t files_open;
+	wait_queue_head_t files_wait;
+	struct dentry *dir;
+	struct miscdevice misc;
+};
+
+/**
+ * struct vp_coll - a collection: targets, sampling and their records
+ * @node:	in vp_module.collections (vp_module.lock)
+ * @mod:	the module
+ * @id:		number, 0 for the default collection; unique while loaded
+ * @owner_pid:	tgid of the process that created it, 0 for the default
+ * @owner_comm:	its name
+ * @lock:	see the top of this file; protects every field below it
+ *		except @ring and @reader_open, and all targets and groups
  * @targets:	sampled threads
  * @groups:	attached processes
  * @by_tid:	vp_target by global tid
  * @nr_targets:	entries in @targets
  * @nr_groups:	entries in @groups
- * @interval_ns: sampling interval
+ * @interval_ns: sampling interval (written under @lock, read locklessly
+ *		by a stream header with READ_ONCE())
  * @grid_base:	CLOCK_MONOTONIC origin of the sampling grid, 0 when idle
  * @tick:	index on the grid of the last pass
  * @missed_ticks: grid points skipped because a pass overran
  * @passes:	sampling passes done
- * @kick:	the sampler must re-evaluate its schedule
- * @sampler:	the sampling kthread
- * @ring:	the record ring
- * @session:	current session totals
- * @unloading:	module exit has begun: refuse opens and commands
- * @reader_open: the stream is claimed (one reader at a time, through
- *		debugfs or the device)
- * @files_open:	open vcpuperf files, debugfs and device (files.c)
- * @files_wait:	unload waits here for them to be released
+ * @ring_kb:	ring size, KiB
+ * @totals:	current session totals
+ * @ended:	unload or close has ended it: refuse commands
  * @last_error:	reason of the last rejected command
  * @last_errno:	its errno (negative), 0 if none
- * @scratch:	record under construction (vp_state.lock)
- * @dir:	debugfs directory
- * @misc:	/dev/vcpuperf
+ * @scratch:	record under construction
+ * @kick:	the sampler must re-evaluate its schedule (atomic)
+ * @sampler:	the sampling kthread (published under @lock)
+ * @reader_open: the stream is claimed (the default collection's one reader)
+ * @ring:	the record ring (its own lock)
  */
-struct vp_state {
-	struct mutex lock;	/* see the top of this file */
+struct vp_coll {
+	struct list_head node;
+	struct vp_module *mod;
+	u32 id;
+	pid_t owner_pid;
+	char owner_comm[TASK_COMM_LEN];
+
+	struct mutex lock;	/* see @lock above */
 	struct list_head targets;
 	struct list_head groups;
 	struct xarray by_tid;
@@ -223,19 +314,17 @@ struct vp_state {
 	u64 tick;
 	u64 missed_ticks;
 	u64 passes;
-	atomic_t kick;
-	struct task_struct *sampler;
-	struct vp_ring ring;
-	struct vp_session session;
-	bool unloading;
-	atomic_t reader_open;
-	atomic_t files_open;
-	wait_queue_head_t files_wait;
+	u32 ring_kb;
+	struct vp_totals totals;
+	bool ended;
 	char last_error[VP_ERR_LEN];
 	int last_errno;
 	void *scratch;
-	struct dentry *dir;
-	struct miscdevice misc;
+
+	atomic_t kick;
+	struct task_struct *sampler;
+	atomic_t reader_open;
+	struct vp_ring ring;
 };
 
 /* Largest record the module builds. */
@@ -243,77 +332,98 @@ struct vp_state {
 	(sizeof(struct vcpuperf_started) +				\
 	 VCPUPERF_MAX_EVENTS * sizeof(struct vcpuperf_event_desc))
 
-/* record.c */
-void *vp_rec_begin(struct vp_state *vp, u16 type, u32 size, u32 tid);
-int vp_rec_emit(struct vp_state *vp, void *rec, enum vp_rec_class cls);
-void vp_emit_started(struct vp_state *vp, struct vp_target *t);
-void vp_emit_unavailable(struct vp_state *vp, struct vp_target *t, u32 idx);
-void vp_emit_vcpu_added(struct vp_state *vp, struct vp_target *t);
-void vp_emit_finished(struct vp_state *vp, struct vp_target *t);
-void vp_emit_detached(struct vp_state *vp, struct vp_target *t, u32 reason);
-void vp_emit_session_finished(struct vp_state *vp);
+/* collection.c */
+void vp_module_setup(struct vp_module *mod, u32 max_collections,
+		     u64 ring_total_kb, u32 max_targets, u32 ring_kb);
+struct vp_coll *vp_coll_create(struct vp_module *mod, bool dflt);
+void vp_coll_end(struct vp_coll *c, u32 reason);
+void vp_coll_destroy(struct vp_coll *c);
+int vp_coll_set_ring(struct vp_coll *c, u32 kb, char *err, size_t errlen);
+void vp_coll_set_interval(struct vp_coll *c, u64 ns);
+void vp_coll_reject(struct vp_coll *c, int ret, const char *why);
+void vp_coll_last_error(struct vp_coll *c, struct vcpuperf_error *e);
+
+/* lifecycle.c */
+void *vp_rec_begin(struct vp_coll *c, u16 type, u32 size, u32 tid);
+int vp_rec_emit(struct vp_coll *c, void *rec, enum vp_rec_class cls);
+void vp_totals_begin(struct vp_coll *c);
+void vp_emit_started(struct vp_coll *c, struct vp_target *t);
+void vp_emit_unavailable(struct vp_coll *c, struct vp_target *t, u32 idx);
+void vp_emit_vcpu_added(struct vp_coll *c, struct vp_target *t);
+void vp_emit_finished(struct vp_coll *c, struct vp_target *t);
+void vp_emit_detached(struct vp_coll *c, struct vp_target *t, u32 reason);
+void vp_emit_session_finished(struct vp_coll *c);
+bool vp_sample_target(struct vp_coll *c, struct vp_target *t, u32 flags);
+bool vp_sample_account(struct vp_coll *c, struct vp_target *t,
+		       struct vcpuperf_sample *s, u32 counting, u32 exited,
+		       u64 window_ns, u32 flags);
 
 /* target.c */
-int vp_attach(struct vp_state *vp, struct vp_cmd *cmd, char *err,
-	      size_t errlen);
-int vp_detach(struct vp_state *vp, const struct vp_cmd *cmd, char *err,
-	      size_t errlen);
-void vp_detach_all(struct vp_state *vp, u32 reason);
-void vp_target_end(struct vp_state *vp, struct vp_target *t, u32 reason);
-void vp_scan_groups(struct vp_state *vp);
+struct vp_target *vp_target_new(struct vp_coll *c, struct task_struct *task,
+				struct pid_namespace *ns,
+				enum vcpuperf_target_kind kind,
+				struct vp_group *group,
+				const struct vcpuperf_event_desc *descs,
+				u32 nr_events);
+void vp_target_start(struct vp_coll *c, struct vp_target *t);
+void vp_target_end(struct vp_coll *c, struct vp_target *t, u32 reason);
+void vp_target_free(struct vp_coll *c, struct vp_target *t);
 int vp_parse_vcpu(const char *comm);
 
-/* events.c */
+/* attach.c */
+int vp_attach(struct vp_coll *c, struct vp_cmd *cmd, char *err,
+	      size_t errlen);
+int vp_detach(struct vp_coll *c, const struct vp_cmd *cmd, char *err,
+	      size_t errlen);
+void vp_detach_all(struct vp_coll *c, u32 reason);
+void vp_forget_all(struct vp_coll *c);
+void vp_scan_groups(struct vp_coll *c);
+
+/* counter.c */
 int vp_resolve_events(struct vp_event_spec *evs, u32 nr, char *err,
 		      size_t errlen);
 void vp_counter_create(struct vp_counter *c,
 		       const struct vcpuperf_event_desc *desc,
 		       struct task_struct *task);
+void vp_counter_read(struct vp_counter *c, struct vcpuperf_count *v);
 void vp_counter_release(struct vp_counter *c);
 bool vp_counter_exited(const struct vp_counter *c);
 const char *vp_counter_state(const struct vp_counter *c);
 
 /* sampler.c */
-int vp_sampler_start(struct vp_state *vp);
-void vp_sampler_stop(struct vp_state *vp);
-void vp_sampler_kick(struct vp_state *vp);
-bool vp_sample_target(struct vp_state *vp, struct vp_target *t, u32 flags);
-bool vp_sample_account(struct vp_state *vp, struct vp_target *t,
-		       struct vcpuperf_sample *s, u32 counting, u32 exited,
-		       u64 window_ns, u32 flags);
+int vp_sampler_start(struct vp_coll *c);
+void vp_sampler_stop(struct vp_coll *c);
+void vp_sampler_kick(struct vp_coll *c);
 
 /* control.c */
-int vp_control_apply(struct vp_state *vp, const char *buf, size_t len);
-ssize_t vp_control_write(struct vp_state *vp, const char __user *ubuf,
+int vp_control_apply(struct vp_coll *c, const char *buf, size_t len);
+ssize_t vp_control_write(struct vp_coll *c, const char __user *ubuf,
 			 size_t count);
-extern const struct file_operations vp_control_fops;
+void vp_control_show(struct seq_file *m, struct vp_coll *c);
 
-/* stream.c */
+/* reader.c */
 struct vp_reader;
-struct vp_reader *vp_reader_open(struct vp_state *vp);
+struct vp_reader *vp_reader_open(struct vp_coll *c);
 void vp_reader_close(struct vp_reader *r);
 ssize_t vp_reader_read(struct vp_reader *r, char __user *ubuf, size_t count,
 		       bool nonblock);
 __poll_t vp_reader_poll(struct vp_reader *r, struct file *file,
 			poll_table *wait);
-extern const struct file_operations vp_stream_fops;
 
 /* status.c */
-extern const struct file_operations vp_status_fops;
+int vp_status_show(struct seq_file *m, void *unused);
+
+/* debugfs.c */
+int vp_debugfs_init(struct vp_module *mod);
+void vp_debugfs_exit(struct vp_module *mod);
 
 /* files.c */
-int vp_file_get(struct vp_state *vp);
-void vp_file_put(struct vp_state *vp);
-void vp_files_wait(struct vp_state *vp);
-int vp_single_open(struct file *file, int (*show)(struct seq_file *, void *),
-		   struct vp_state *vp);
-int vp_single_release(struct inode *inode, struct file *file);
+int vp_file_get(struct vp_module *mod);
+void vp_file_put(struct vp_module *mod);
+void vp_files_wait(struct vp_module *mod);
 
 /* chardev.c */
-int vp_chardev_register(struct vp_state *vp);
-void vp_chardev_unregister(struct vp_state *vp);
-
-/* main.c */
-extern struct vp_state *vp_global;
+int vp_chardev_register(struct vp_module *mod);
+void vp_chardev_unregister(struct vp_module *mod);
 
 #endif /* _VCPUPERF_MODULE_H */

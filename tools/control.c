@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Talking to the module: opening its files (debugfs control and stream,
- * or /dev/vcpuperf when debugfs control cannot be used, e.g. under kernel
- * lockdown), control commands, the reason of a rejected command from the
- * status file, and advice on what to do when nothing can be opened.
+ * Talking to the module: opening a collection (the tool's own on
+ * /dev/vcpuperf, or the module's default one through debugfs), control
+ * commands, the reason of a rejected command, and advice on what to do
+ * when nothing can be opened.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "vcpuperf-cat.h"
@@ -110,11 +111,23 @@ static bool vc_lockdown(char *buf, size_t len)
 	return true;
 }
 
-/* An open error after which the device may still work. */
-static bool vc_try_device(int err)
+/* A module parameter's value as text, or "?" when it cannot be read. */
+static const char *vc_module_param(const char *name, char *buf, size_t len)
 {
-	return err == ENOENT || err == ENOTDIR || err == EPERM ||
-	       err == EACCES;
+	char path[256];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), VC_MODULE_DIR "/parameters/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, buf, len - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return "?";
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return buf;
 }
 
 /* Report why the debugfs file @path could not be opened (@err). */
@@ -133,73 +146,97 @@ static void vc_explain_debugfs(const char *dir, const char *path, int err,
 		vc_explain_open(path, err, stream);
 }
 
+/* Open the debugfs files of the module's default collection. */
+static int vc_open_debugfs(const char *dir, bool control,
+			   struct vc_files *files)
+{
+	char path[4096];
+	int fd;
+
+	snprintf(files->path, sizeof(files->path), "%s/stream", dir);
+	if (control) {
+		snprintf(path, sizeof(path), "%s/control", dir);
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd < 0) {
+			vc_explain_debugfs(dir, path, errno, false);
+			return -1;
+		}
+		files->ctl = fd;
+	}
+	files->stream = open(files->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (files->stream >= 0)
+		return 0;
+	vc_explain_debugfs(dir, files->path, errno, true);
+	if (files->ctl >= 0)
+		close(files->ctl);
+	files->ctl = -1;
+	return -1;
+}
+
+/* Say why /dev/vcpuperf could not be opened (@err), with the limit hit. */
+static void vc_explain_device(const char *device, int err)
+{
+	char buf[32];
+
+	if (err == EUSERS)
+		fprintf(stderr, VC_NAME ": %s: too many collections open "
+			"(the module's max_collections is %s)\n", device,
+			vc_module_param("max_collections", buf, sizeof(buf)));
+	else if (err == ENOSPC)
+		fprintf(stderr, VC_NAME ": %s: no room for another ring "
+			"(the module's ring_total_kb is %s)\n", device,
+			vc_module_param("ring_total_kb", buf, sizeof(buf)));
+	else
+		vc_explain_open(device, err, false);
+}
+
 /**
- * vc_open_module() - open the module's stream and, if wanted, control
+ * vc_open_module() - open a collection: the tool's own, or the default one
  * @dir:	the vcpuperf debugfs directory
  * @device:	the vcpuperf character device
- * @control:	commands will be sent (else only the stream is read)
+ * @control:	the tool attaches (else it only reads the default
+ *		collection, --no-attach)
  * @files:	the file descriptors and the stream's path, filled in
  *
- * Debugfs first: control opened for writing, then the stream.  When that
- * control file (or, with !@control, the stream) is missing or refused,
- * e.g. under lockdown=integrity, the device is used instead, opened for
- * reading and writing (or only reading), and a line on standard error
- * says so.  When neither works, both reasons are reported.
+ * To attach, the tool opens its own collection on the device (read and
+ * write on one descriptor): several tools then record independently.
+ * Without the device (a module too old to have it, or no device node) it
+ * falls back to the module's default collection through debugfs, and a
+ * line on standard error says so.  Without @control it reads the default
+ * collection's debugfs stream.
  *
  * Return: 0, or -1 after reporting the error.
  */
 int vc_open_module(const char *dir, const char *device, bool control,
 		   struct vc_files *files)
 {
-	char path[4096], mode[64];
-	int fd, err, derr;
+	int fd, err;
 
 	files->ctl = -1;
-	snprintf(path, sizeof(path), "%s/%s", dir, control ? "control" :
-		 "stream");
-	snprintf(files->path, sizeof(files->path), "%s/stream", dir);
-	fd = open(path, control ? O_WRONLY | O_CLOEXEC :
-		  O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd >= 0 && !control) {
-		files->stream = fd;
-		return 0;
-	}
-	if (fd >= 0) {
-		files->ctl = fd;
-		files->stream = open(files->path,
-				     O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-		if (files->stream >= 0)
-			return 0;
-		vc_explain_open(files->path, errno, true);
-		close(fd);
-		return -1;
-	}
-	err = errno;
-	if (!vc_try_device(err)) {
-		vc_explain_open(path, err, !control);
-		return -1;
-	}
+	files->stream = -1;
+	if (!control)
+		return vc_open_debugfs(dir, false, files);
 
-	fd = open(device, (control ? O_RDWR : O_RDONLY) | O_NONBLOCK |
-		  O_CLOEXEC);
+	fd = open(device, O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	if (fd >= 0) {
-		if (err == EPERM && vc_lockdown(mode, sizeof(mode)))
-			fprintf(stderr, VC_NAME ": %s: %s (kernel lockdown: "
-				"%s); using %s\n", path, strerror(err), mode,
-				device);
-		else
-			fprintf(stderr, VC_NAME ": %s: %s; using %s\n", path,
-				strerror(err), device);
 		snprintf(files->path, sizeof(files->path), "%s", device);
 		files->stream = fd;
-		if (control)
-			files->ctl = fd;
+		files->ctl = fd;
 		return 0;
 	}
-	derr = errno;
-	vc_explain_debugfs(dir, path, err, !control);
-	vc_explain_open(device, derr, true);
-	return -1;
+	err = errno;
+	if (err != ENOENT && err != ENXIO && err != ENODEV) {
+		vc_explain_device(device, err);
+		return -1;
+	}
+	if (access(VC_MODULE_DIR, F_OK)) {
+		fprintf(stderr, VC_NAME ": %s: module not loaded: modprobe "
+			"vcpuperf (or insmod vcpuperf.ko)\n", device);
+		return -1;
+	}
+	fprintf(stderr, VC_NAME ": %s: %s; using the module's default "
+		"collection in %s\n", device, strerror(err), dir);
+	return vc_open_debugfs(dir, true, files);
 }
 
 /**
@@ -254,17 +291,20 @@ int vc_last_error(const char *dir, char *buf, size_t len)
 }
 
 /**
- * vc_control() - write one command to the control file
- * @fd:		the control file
+ * vc_control() - write one command to a collection
+ * @fd:		the device, or the debugfs control file
  * @dir:	the vcpuperf debugfs directory (for the status file)
  * @cmd:	the command, without newline
  *
- * On failure prints the errno name and the module's last_error.
+ * On failure prints the errno name and the reason: the collection's own
+ * (VCPUPERF_IOC_LAST_ERROR) on the device, the default collection's
+ * last_error from the status file through debugfs.
  *
  * Return: 0 or -errno.
  */
 int vc_control(int fd, const char *dir, const char *cmd)
 {
+	struct vcpuperf_error e;
 	char why[512];
 	size_t len = strlen(cmd);
 	ssize_t n;
@@ -278,9 +318,14 @@ int vc_control(int fd, const char *dir, const char *cmd)
 	err = n < 0 ? errno : EIO;
 	fprintf(stderr, VC_NAME ": control command '%s' failed: %s (%s)",
 		cmd, vp_errno_name(err), strerror(err));
-	if (!vc_last_error(dir, why, sizeof(why)) && why[0] &&
-	    strcmp(why, "none"))
+	/* The device tells the reason to its own writer only. */
+	if (!ioctl(fd, VCPUPERF_IOC_LAST_ERROR, &e)) {
+		if (e.error)
+			fprintf(stderr, ": %s", e.reason);
+	} else if (!vc_last_error(dir, why, sizeof(why)) && why[0] &&
+		   strcmp(why, "none")) {
 		fprintf(stderr, ": %s", why);
+	}
 	fputc('\n', stderr);
 	return -err;
 }

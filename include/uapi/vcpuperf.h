@@ -2,56 +2,96 @@
 /*
  * vcpuperf: per-thread in-kernel perf counters, user-visible ABI.
  *
- * This header is the single definition of the record stream read from
- * /sys/kernel/debug/vcpuperf/stream and of the command grammar written to
- * /sys/kernel/debug/vcpuperf/control.  The module and vcpuperf-cat both
- * include it; nothing here may depend on kernel-internal headers.
+ * This header is the single definition of the record stream and of the
+ * command grammar.  The module and vcpuperf-cat both include it; nothing
+ * here may depend on kernel-internal headers.
+ *
+ * Collections
+ * -----------
+ * A collection is one set of sampled threads with its own events,
+ * interval and sampling grid, record ring, sequence numbers, lifecycle
+ * records and reader.  Collections are independent: a command acts on one
+ * collection only, each has its own drops, and the same thread may be in
+ * several (each counts it with its own counters; they may then share PMU
+ * slots, which the multiplexed record of each reports).
+ *
+ *  - Every open() of /dev/vcpuperf creates a collection owned by that open
+ *    file.  Commands written to the file act on it; reading the file gives
+ *    its stream.  dup() and fork() share it, as perf event fds are shared.
+ *    When the last reference is closed (the owner being killed included)
+ *    the collection ends: every counter is released and nothing is left.
+ *    A rejected command's reason is read back on the same file with the
+ *    VCPUPERF_IOC_LAST_ERROR ioctl.  open() fails with -EUSERS when the
+ *    module's max_collections limit is reached and -ENOSPC when its ring
+ *    would exceed the module's ring_total_kb.
+ *  - The module's default collection is the one of the load-time
+ *    parameters and of the debugfs files: commands go to
+ *    /sys/kernel/debug/vcpuperf/control, records are read from
+ *    /sys/kernel/debug/vcpuperf/stream (one reader at a time), the reason
+ *    of its last rejected command is in /sys/kernel/debug/vcpuperf/status,
+ *    which lists every collection.
  *
  * Stream
  * ------
- * The stream is a byte FIFO of records.  Each open first yields one
- * VCPUPERF_REC_HEADER record (sequence number 0, not part of the sequence);
- * every other record carries a global sequence number that increases by
- * one per record produced.  A record that could not be queued because the
- * ring was full still consumes its sequence number; the next record that
- * fits is preceded by a VCPUPERF_REC_DROPPED record whose count equals the
- * number of sequence numbers skipped.  All fields are in host byte order,
- * every record is padded to a multiple of 8 bytes and its total size is in
- * vcpuperf_rec.size, so a reader can skip types it does not know.
+ * The stream is a byte FIFO of records.  Each open of a stream first yields
+ * one VCPUPERF_REC_HEADER record (sequence number 0, not part of the
+ * sequence); every other record carries the collection's sequence number,
+ * which increases by one per record produced.  A record that could not be
+ * queued because the ring was full still consumes its sequence number; the
+ * next record that fits is preceded by a VCPUPERF_REC_DROPPED record whose
+ * count equals the number of sequence numbers skipped.  After the stop
+ * command (or unload) the collection's session finished record is queued,
+ * and read() returns 0 (end of file) once it has been read.  All fields are
+ * in host byte order, every record is padded to a multiple of 8 bytes and
+ * its total size is in vcpuperf_rec.size, so a reader can skip types it
+ * does not know.
  *
  * Control grammar (one command per write, optional trailing newline)
  * -----------------------------------------------------------------
  *   attach TARGET [events=EV[,EV...]] [MODIFIER...]
  *   detach TARGET | detach all
  *   interval DURATION
+ *   ring SIZE
  *   stop
  *
  *   TARGET   := tid=N[,N...] | pid=N | qemu=N
  *   MODIFIER := guest_only | host_only | user_only | kernel_only | pinned
  *   DURATION := N[us|ms|s]   (no unit means ms; 1 ms <= DURATION <= 60 s)
+ *   SIZE     := N[K|M|G]     (no unit means KiB; 64 KiB <= SIZE <= 1 GiB)
  *   EV       := NAME[:MODS] | rHEX[:MODS] | TYPE:CONFIG[:MODS]
  *             | SUBSYS:TRACEPOINT[:MODS]
  *   MODS     := letters from u (user only), k (kernel only),
  *               G (guest only), H (host only), D (pinned)
  *
+ * "ring" replaces the collection's ring with one of SIZE bytes; the records
+ * queued are kept (-EBUSY if they would not fit).
+ *
  * Errors from write(): -EINVAL malformed command, -ENOENT unknown event or
  * tracepoint, -ESRCH no such thread or process, -E2BIG more than the
- * per-command limits below, -ENOSPC target table full, -EEXIST thread
- * already attached.  A failed command changes nothing; its reason is shown
- * in the status file and the kernel log.
+ * per-command limits below, -ENOSPC target table full (the module's
+ * max_targets) or ring memory exhausted (ring_total_kb), -EEXIST thread
+ * already attached to this collection, -EBUSY queued records do not fit in
+ * the new ring size, -ENODEV module unloading.  A failed command changes
+ * nothing; its reason is kept for the collection's writer (see above) and
+ * logged (rate-limited).
  */
 #ifndef _UAPI_LINUX_VCPUPERF_H
 #define _UAPI_LINUX_VCPUPERF_H
 
+#include <linux/ioctl.h>
 #include <linux/types.h>
 
 #define VCPUPERF_MAGIC		0x46504356U	/* "VCPF" little endian */
-#define VCPUPERF_ABI_VERSION	1U
+#define VCPUPERF_ABI_VERSION	2U
 
 /* Compile-time limits, enforced with -E2BIG / -ENOSPC. */
 #define VCPUPERF_MAX_EVENTS	16	/* events per target */
-#define VCPUPERF_MAX_TARGETS	1024	/* threads attached at once */
-#define VCPUPERF_MAX_GROUPS	64	/* pid=/qemu= attachments at once */
+#define VCPUPERF_MAX_TARGETS	1024	/* tids in one command; the default
+					 * of the max_targets parameter
+					 */
+#define VCPUPERF_MAX_GROUPS	64	/* pid=/qemu= attachments at once,
+					 * per collection
+					 */
 #define VCPUPERF_CMD_MAX	16384	/* bytes in one control write */
 #define VCPUPERF_NAME_LEN	48	/* event name, NUL included */
 #define VCPUPERF_COMM_LEN	16	/* TASK_COMM_LEN */
@@ -59,6 +99,14 @@
 #define VCPUPERF_INTERVAL_MIN_NS	1000000ULL	/* 1 ms */
 #define VCPUPERF_INTERVAL_MAX_NS	60000000000ULL	/* 60 s */
 #define VCPUPERF_INTERVAL_DEFAULT_NS	100000000ULL	/* 100 ms */
+
+/* Ring size of one collection, KiB. */
+#define VCPUPERF_RING_MIN_KB		64U
+#define VCPUPERF_RING_MAX_KB		(1024U * 1024U)	/* 1 GiB */
+#define VCPUPERF_RING_DEFAULT_KB	4096U
+
+/* Length of a rejected command's reason, NUL included. */
+#define VCPUPERF_ERR_LEN	160
 
 /* Intervals in which a thread ran but no counter ever counted. */
 #define VCPUPERF_NO_COUNTERS_INTERVALS	10
@@ -117,6 +165,7 @@ enum vcpuperf_detach_reason {
 	VCPUPERF_DETACH_EXITED,		/* thread exited */
 	VCPUPERF_DETACH_STOP,		/* stop command */
 	VCPUPERF_DETACH_UNLOAD,		/* module unloaded */
+	VCPUPERF_DETACH_CLOSE,		/* collection's file closed */
 };
 
 /* vcpuperf_sample.flags */
@@ -150,7 +199,8 @@ struct vcpuperf_rec {
  * @rec_size:	sizeof(struct vcpuperf_rec)
  * @max_events:	VCPUPERF_MAX_EVENTS of the module
  * @ring_bytes:	size of the ring
- * @reserved:	zero
+ * @collection:	id of the collection (0: the module's default one), as
+ *		listed in the status file
  * @next_seq:	sequence number of the first record this open will read
  * @interval_ns: sampling interval in force
  */
@@ -161,7 +211,7 @@ struct vcpuperf_header {
 	__u32 rec_size;
 	__u32 max_events;
 	__u32 ring_bytes;
-	__u32 reserved;
+	__u32 collection;
 	__u64 next_seq;
 	__u64 interval_ns;
 };
@@ -389,5 +439,23 @@ struct vcpuperf_detached {
 	__u32 reason;
 	__u32 reserved;
 };
+
+/**
+ * struct vcpuperf_error - the reason of a collection's last rejected command
+ * @error:	its errno, negative (-EINVAL ...), 0 when no command was
+ *		rejected yet
+ * @reserved:	zero
+ * @reason:	text, NUL terminated ("" when @error is 0)
+ */
+struct vcpuperf_error {
+	__s32 error;
+	__u32 reserved;
+	char reason[VCPUPERF_ERR_LEN];
+};
+
+/* ioctl()s of /dev/vcpuperf (no number registered: out of tree). */
+#define VCPUPERF_IOC_MAGIC	0xB6
+/* The reason the last command written to this file's collection failed. */
+#define VCPUPERF_IOC_LAST_ERROR	_IOR(VCPUPERF_IOC_MAGIC, 1, struct vcpuperf_error)
 
 #endif /* _UAPI_LINUX_VCPUPERF_H */

@@ -7,10 +7,13 @@ checks the rows against an independent oracle.  Prints a closing line
 'N passed, N failed'."""
 
 import errno
+import fcntl
 import os
+import re
 import select
 import signal
 import stat
+import struct
 import subprocess
 import sys
 import time
@@ -23,6 +26,11 @@ from vptest import (Cat, TestFailure, Workload, check, control,  # noqa: E402
                     run_workload, within, DEBUGFS, DEVICE, MODULE, CAT)
 
 MS = 1000000
+
+# struct vcpuperf_error and _IOR(VCPUPERF_IOC_MAGIC, 1, it) of the uapi
+# header, written out independently of the code under test.
+VP_ERROR_SIZE = 4 + 4 + 160
+VCPUPERF_IOC_LAST_ERROR = (2 << 30) | (VP_ERROR_SIZE << 16) | (0xB6 << 8) | 1
 
 TESTS = []
 
@@ -267,11 +275,15 @@ BAD_COMMANDS = [
 @test
 def malformed_commands_change_nothing():
     """Every malformed command is rejected with its documented errno, its
-    reason shows in status, and the running collection is untouched."""
+    reason shows in status, and the running collection is untouched (the
+    default collection, through debugfs; the device's own collections are
+    device_commands_match_debugfs)."""
     load()
     w = Workload("bad", "--threads", "2", "--hold-ms", "20000")
-    c = Cat("bad", "--qemu", str(w.pid), "--events",
-            "task-clock,context-switches", "--interval", "50ms")
+    check(control("interval 50ms") == 0, "interval refused")
+    check(control("attach qemu=%d events=task-clock,context-switches" %
+                  w.pid) == 0, "attach refused")
+    c = Cat("bad", "--no-attach")
     try:
         c.wait_started(2)
         time.sleep(0.5)
@@ -611,12 +623,30 @@ def read_to_eof(fd, timeout=10):
     raise TestFailure("no EOF")
 
 
+def dev_last_error(fd):
+    """(errno, reason) of the last rejected command of the device fd's
+    collection, from the VCPUPERF_IOC_LAST_ERROR ioctl."""
+    buf = bytearray(VP_ERROR_SIZE)
+    fcntl.ioctl(fd, VCPUPERF_IOC_LAST_ERROR, buf)
+    err = -struct.unpack_from("<i", buf, 0)[0]
+    return err, bytes(buf[8:]).split(b"\0")[0].decode()
+
+
+def header_collection(fd):
+    """The collection number in the header record read from fd."""
+    hdr = os.read(fd, 4096)
+    check(len(hdr) >= 64 and hdr[32:36] == b"VCPF", "no header record")
+    return struct.unpack_from("<I", hdr, 52)[0]
+
+
 @test
-def device_node_and_single_reader():
-    """/dev/vcpuperf is a root-only (0600) misc device; one stream reader
-    across debugfs and the device (a second gets EBUSY either way); an
-    O_WRONLY open only sends commands; header, O_NONBLOCK EAGAIN, poll()
-    and EOF after stop as on the debugfs stream."""
+def device_node_and_own_collections():
+    """/dev/vcpuperf is a root-only (0600) misc device; every open is a
+    collection of its own (its own header and number, listed in status with
+    its owner, beside a debugfs reader of the default collection); an
+    O_WRONLY open has a collection nobody reads (poll says POLLOUT only,
+    read EBADF); header, O_NONBLOCK EAGAIN, poll() and EOF after stop as on
+    the debugfs stream; a closed collection leaves status."""
     load()
     st = os.stat(DEVICE)
     check(stat.S_ISCHR(st.st_mode), "%s is not a character device" % DEVICE)
@@ -629,12 +659,22 @@ def device_node_and_single_reader():
               "device number differs from /sys/class/misc/vcpuperf")
     check(os.major(st.st_rdev) == 10, "not a misc device")
     stream = os.path.join(DEBUGFS, "stream")
-    fd = os.open(stream, os.O_RDONLY | os.O_NONBLOCK)
+    dbg = os.open(stream, os.O_RDONLY | os.O_NONBLOCK)
+    fds = []
     try:
-        for name, flags in (("O_RDONLY", os.O_RDONLY), ("O_RDWR", os.O_RDWR)):
-            check(open_errno(DEVICE, flags) == errno.EBUSY,
-                  "device %s beside a debugfs reader: %s" %
-                  (name, open_errno(DEVICE, flags)))
+        check(open_errno(stream, os.O_RDONLY) == errno.EBUSY,
+              "second debugfs stream reader")
+        for flags in (os.O_RDONLY, os.O_RDWR, os.O_RDWR):
+            fds.append(os.open(DEVICE, flags | os.O_NONBLOCK))
+        ids = [header_collection(fd) for fd in fds]
+        check(len(set(ids)) == 3 and 0 not in ids,
+              "collection numbers %s" % ids)
+        status = read_file("status")
+        for cid in ids:
+            check(re.search(r"^collection %d: /dev/vcpuperf, owner pid %d "
+                            r'comm "python3"' % (cid, os.getpid()),
+                            status, re.M), "collection %d not in status:\n%s"
+                  % (cid, status))
         w = os.open(DEVICE, os.O_WRONLY)
         try:
             check(dev_control("interval 10ms", w) == 0, "command via O_WRONLY")
@@ -646,64 +686,79 @@ def device_node_and_single_reader():
                            "read on O_WRONLY")
         finally:
             os.close(w)
-        check("interval 10ms" in read_file("control"), "interval not applied")
-    finally:
-        os.close(fd)
-
-    fd = os.open(DEVICE, os.O_RDWR | os.O_NONBLOCK)
-    w = None
-    work = None
-    try:
-        check(open_errno(stream, os.O_RDONLY) == errno.EBUSY,
-              "debugfs stream beside a device reader")
-        check(open_errno(DEVICE, os.O_RDONLY) == errno.EBUSY,
-              "second device reader")
-        check("reader: open" in read_file("status"), "status: reader")
-        hdr = os.read(fd, 4096)
-        check(len(hdr) >= 64 and hdr[32:36] == b"VCPF", "no header record")
+        check("interval 10ms" not in read_file("control"),
+              "a device command changed the default collection")
+        fd = fds[2]
         expect_oserror(lambda: os.read(fd, 4096), errno.EAGAIN,
                        "empty non-blocking read")
-        w = os.open(DEVICE, os.O_WRONLY)
         work = Workload("devpoll", "--threads", "1", "--hold-ms", "3000")
-        check(dev_control("attach tid=%d events=task-clock" % work.tids[0],
-                          w) == 0, "attach via the device")
-        p = select.poll()
-        p.register(fd, select.POLLIN)
-        check(p.poll(5000), "poll did not wake")
-        check(len(os.read(fd, 65536)) > 0, "no data after poll")
-        check(dev_control("stop", fd) == 0, "stop via the reader's fd")
-        read_to_eof(fd)
-    finally:
-        if work:
+        try:
+            check(dev_control("attach tid=%d events=task-clock" %
+                              work.tids[0], fd) == 0, "attach via the device")
+            p = select.poll()
+            p.register(fd, select.POLLIN)
+            check(p.poll(5000), "poll did not wake")
+            check(len(os.read(fd, 65536)) > 0, "no data after poll")
+            for other in fds[:2]:
+                expect_oserror(lambda: os.read(other, 4096), errno.EAGAIN,
+                               "another collection got records")
+            check(dev_control("stop", fd) == 0, "stop")
+            read_to_eof(fd)
+        finally:
             work.kill()
-        if w is not None:
-            os.close(w)
-        os.close(fd)
+    finally:
+        for fd in fds:
+            os.close(fd)
+        os.close(dbg)
+    status = read_file("status")
+    for cid in ids:
+        check(not re.search(r"^collection %d:" % cid, status, re.M),
+              "closed collection %d still in status" % cid)
+    check("collections: 0 on /dev/vcpuperf" in status, "status: count")
     check(open_errno(stream, os.O_RDONLY) == 0, "stream not free after close")
-    check("reader: none" in read_file("status"), "status: reader")
 
 
 @test
 def device_commands_match_debugfs():
     """Every malformed command gets the same errno through /dev/vcpuperf as
-    through debugfs control, with the reason in status, and changes
-    nothing."""
+    through debugfs control, changes nothing, and its reason reaches only
+    the writer of that collection: VCPUPERF_IOC_LAST_ERROR on the same fd,
+    nothing on another device fd, nothing in status (whose last_error is
+    the default collection's, set by the debugfs writes only)."""
     load()
     config = read_file("control")
-    for cmd, want in BAD_COMMANDS:
-        got_dbg = control(cmd)
-        got_dev = dev_control(cmd)
-        check(got_dbg == want and got_dev == want,
-              "%r: debugfs %s, device %s, want %s" %
-              (cmd[:60], errno.errorcode.get(got_dbg, got_dbg),
-               errno.errorcode.get(got_dev, got_dev), errno.errorcode[want]))
-        check("last_error: " + errno.errorcode[want] in read_file("status"),
-              "status lacks the reason for %r" % cmd[:40])
+    other = os.open(DEVICE, os.O_RDWR | os.O_NONBLOCK)
+    try:
+        for cmd, want in BAD_COMMANDS:
+            fd = os.open(DEVICE, os.O_RDWR | os.O_NONBLOCK)
+            try:
+                got_dev = dev_control(cmd, fd)
+                err, why = dev_last_error(fd)
+            finally:
+                os.close(fd)
+            check(got_dev == want and err == want and why,
+                  "%r: device %s, ioctl %s %r, want %s" %
+                  (cmd[:60], errno.errorcode.get(got_dev, got_dev),
+                   errno.errorcode.get(err, err), why, errno.errorcode[want]))
+            check("last_error: none" in read_file("status"),
+                  "a device command's reason reached status: %r" % cmd[:40])
+        check(dev_last_error(other) == (0, ""),
+              "another collection's reason leaked: %r" %
+              (dev_last_error(other),))
+        for cmd, want in BAD_COMMANDS:
+            got_dbg = control(cmd)
+            check(got_dbg == want, "%r: debugfs %s, want %s" %
+                  (cmd[:60], errno.errorcode.get(got_dbg, got_dbg),
+                   errno.errorcode[want]))
+            check("last_error: " + errno.errorcode[want] in read_file("status"),
+                  "status lacks the reason for %r" % cmd[:40])
+        check(dev_last_error(other) == (0, ""),
+              "the default collection's reason reached a device fd")
+    finally:
+        os.close(other)
     check(read_file("control") == config, "configuration changed")
-    check(dev_control("interval 250ms") == 0, "good command via the device")
-    check("interval 250ms" in read_file("control"), "not applied")
-    print("  %d malformed commands: same errno via debugfs and the device" %
-          len(BAD_COMMANDS))
+    print("  %d malformed commands: same errno via debugfs and the device, "
+          "reason only on the writer's fd" % len(BAD_COMMANDS))
 
 
 @test
@@ -725,39 +780,49 @@ def device_permissions():
 
 
 @test
-def tool_falls_back_to_device():
-    """With debugfs control missing (debugfs unmounted), vcpuperf-cat uses
-    /dev/vcpuperf by itself and says so once on stderr; page faults agree
-    with /proc.  With control usable it says nothing."""
-    load()
+def tool_uses_own_collection():
+    """vcpuperf-cat --qemu opens its own collection on /dev/vcpuperf and
+    says nothing about it, with debugfs unmounted too; without the device
+    node it falls back to the default collection through debugfs and says
+    so once on stderr.  Page faults agree with /proc either way."""
     pages = 2000
-    w = Workload("fallback", "--threads", "2", "--wait-go", "--pages",
-                 str(pages), "--hold-ms", "500")
-    sh("umount /sys/kernel/debug")
-    try:
-        c = Cat("fallback", "--qemu", str(w.pid), "--interval", "50ms",
-                "--events", "page-faults,task-clock")
-        rep = run_workload(c, w, 2, settle=0.2)
-    finally:
-        w.kill()
-        sh("mount -t debugfs none /sys/kernel/debug")
-    check(c.stderr.count("using " + DEVICE) == 1,
-          "no fallback message: %r" % c.stderr)
-    rows = by_tid(c.rows())
-    for th in rep["threads"]:
-        pf = sum(r["page_faults"] for r in rows.get(th["tid"], []))
-        opf = delta(th, "minflt") + delta(th, "majflt")
-        check(opf >= pages and opf <= pf <= opf + 100,
-              "tid %d: page_faults %d, /proc says %d" % (th["tid"], pf, opf))
-        print("  via the device: tid %d page_faults %d (/proc %d), %d rows" %
-              (th["tid"], pf, opf, len(rows[th["tid"]])))
-    fin = [e for e in c.events("perf_finished") if e.get("scope") == "session"]
-    check(len(fin) == 1, "no session perf_finished")
-    c = Cat("nofallback", "--pid", str(os.getpid()), "--duration", "300ms",
-            "--events", "task-clock")
-    rc = c.wait()
-    check(rc == 0 and c.stderr == "", "with debugfs: exit %d, stderr %r" %
-          (rc, c.stderr))
+    for how in ("device", "no debugfs", "no device"):
+        load()
+        w = Workload("own-" + how.replace(" ", "-"), "--threads", "2",
+                     "--wait-go", "--pages", str(pages), "--hold-ms", "500")
+        if how == "no debugfs":
+            sh("umount /sys/kernel/debug")
+        if how == "no device":
+            os.unlink(DEVICE)
+        try:
+            c = Cat("own", "--qemu", str(w.pid), "--interval", "50ms",
+                    "--events", "page-faults,task-clock")
+            rep = run_workload(c, w, 2, settle=0.2)
+        finally:
+            w.kill()
+            if how == "no debugfs":
+                sh("mount -t debugfs none /sys/kernel/debug")
+            if how == "no device":
+                # devtmpfs makes the node again at the next load (a node
+                # made by hand would outlive the module)
+                unload()
+        if how == "no device":
+            check(c.stderr.count("using the module's default collection")
+                  == 1, "no fallback message: %r" % c.stderr)
+        else:
+            check(c.stderr == "", "%s: stderr %r" % (how, c.stderr))
+        rows = by_tid(c.rows())
+        for th in rep["threads"]:
+            pf = sum(r["page_faults"] for r in rows.get(th["tid"], []))
+            opf = delta(th, "minflt") + delta(th, "majflt")
+            check(opf >= pages and opf <= pf <= opf + 100,
+                  "%s: tid %d: page_faults %d, /proc says %d" %
+                  (how, th["tid"], pf, opf))
+            print("  %s: tid %d page_faults %d (/proc %d), %d rows" %
+                  (how, th["tid"], pf, opf, len(rows[th["tid"]])))
+        fin = [e for e in c.events("perf_finished")
+               if e.get("scope") == "session"]
+        check(len(fin) == 1, "%s: no session perf_finished" % how)
 
 
 @test
@@ -771,8 +836,7 @@ def rmmod_with_device_open():
     load()
     w = Workload("devrmmod", "--threads", "2", "--hold-ms", "20000")
     c = Cat("devrmmod", "--qemu", str(w.pid), "--events",
-            "task-clock,page-faults", "--interval", "20ms",
-            "--debugfs", "/nonexistent")
+            "task-clock,page-faults", "--interval", "20ms")
     try:
         c.wait_started(2)
         time.sleep(1)
@@ -781,7 +845,6 @@ def rmmod_with_device_open():
     finally:
         w.kill()
     check(rc == 0, "vcpuperf-cat exit %d: %s" % (rc, c.stderr))
-    check("using " + DEVICE in c.stderr, "not via the device: %r" % c.stderr)
     det = c.events("perf_detached")
     check(len(det) == 2 and all(e["reason"] == "unload" for e in det),
           "detached: %s" % det)

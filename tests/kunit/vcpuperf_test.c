@@ -45,7 +45,9 @@ struct vpk_worker {
 
 struct vpk_ctx {
 	struct vp_ring ring;
-	struct vp_state *vp;
+	struct vp_module mod;
+	bool mod_ready;
+	struct vp_coll *vp;
 	struct vpk_worker workers[VPK_MAX_WORKERS];
 	struct vp_counter counters[VPK_MAX_COUNTERS];
 	struct vp_counter umh_counter;
@@ -138,38 +140,35 @@ static void vpk_worker_put(struct vpk_worker *w)
 	w->task = NULL;
 }
 
-static void vpk_state_free(struct vp_state *vp)
+/* The module object of the tests: small rings, a few collections. */
+#define VPK_RING_KB		64
+#define VPK_MAX_COLLECTIONS	4
+#define VPK_RING_TOTAL_KB	(VPK_MAX_COLLECTIONS * VPK_RING_KB)
+
+static void vpk_module_setup(struct vpk_ctx *ctx)
 {
-	mutex_lock(&vp->lock);
-	vp_detach_all(vp, VCPUPERF_DETACH_UNLOAD);
-	mutex_unlock(&vp->lock);
-	vp_sampler_stop(vp);
-	vp_ring_free(&vp->ring);
-	kfree(vp->scratch);
-	xa_destroy(&vp->by_tid);
-	kfree(vp);
+	if (ctx->mod_ready)
+		return;
+	vp_module_setup(&ctx->mod, VPK_MAX_COLLECTIONS, VPK_RING_TOTAL_KB,
+			VCPUPERF_MAX_TARGETS, VPK_RING_KB);
+	ctx->mod_ready = true;
 }
 
-/* A module state as vcpuperf_init() builds it, without debugfs files. */
-static struct vp_state *vpk_state_new(struct kunit *test, bool sampler)
+/*
+ * A collection as an open of /dev/vcpuperf makes it; without @sampler its
+ * sampling kthread is stopped, so that only the test drives passes.
+ */
+static struct vp_coll *vpk_coll_new(struct kunit *test, bool sampler)
 {
 	struct vpk_ctx *ctx = test->priv;
-	struct vp_state *vp;
+	struct vp_coll *vp;
 
-	vp = kzalloc(sizeof(*vp), GFP_KERNEL);
+	vpk_module_setup(ctx);
+	vp = vp_coll_create(&ctx->mod, false);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, vp);
-	mutex_init(&vp->lock);
-	INIT_LIST_HEAD(&vp->targets);
-	INIT_LIST_HEAD(&vp->groups);
-	xa_init(&vp->by_tid);
-	init_waitqueue_head(&vp->files_wait);
-	vp->interval_ns = VCPUPERF_INTERVAL_DEFAULT_NS;
 	ctx->vp = vp;
-	vp->scratch = kmalloc(VP_MAX_REC_SIZE, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, vp->scratch);
-	KUNIT_ASSERT_EQ(test, vp_ring_init(&vp->ring, 64 * 1024), 0);
-	if (sampler)
-		KUNIT_ASSERT_EQ(test, vp_sampler_start(vp), 0);
+	if (!sampler)
+		vp_sampler_stop(vp);
 	return vp;
 }
 
@@ -188,7 +187,7 @@ static void vpk_exit(struct kunit *test)
 		vp_counter_release(&ctx->counters[i]);
 	vp_counter_release(&ctx->umh_counter);
 	if (ctx->vp)
-		vpk_state_free(ctx->vp);
+		vp_coll_destroy(ctx->vp);
 	for (i = 0; i < VPK_MAX_WORKERS; i++)
 		vpk_worker_put(&ctx->workers[i]);
 	if (ctx->ring.buf)
@@ -539,7 +538,7 @@ static void vpk_parse_cmd_too_big(struct kunit *test)
  * Through the module: each rejected command returns its errno, records
  * its reason and changes nothing in the module state.
  */
-static void vpk_assert_untouched(struct kunit *test, struct vp_state *vp,
+static void vpk_assert_untouched(struct kunit *test, struct vp_coll *vp,
 				 const char *what)
 {
 	KUNIT_EXPECT_EQ_MSG(test, vp->nr_targets, 0U, "%s", what);
@@ -552,7 +551,7 @@ static void vpk_assert_untouched(struct kunit *test, struct vp_state *vp,
 	KUNIT_EXPECT_EQ_MSG(test, vp->grid_base, 0ULL, "%s", what);
 	KUNIT_EXPECT_EQ_MSG(test, vp->ring.produced, 0ULL, "%s", what);
 	KUNIT_EXPECT_EQ_MSG(test, vp->ring.next_seq, 1ULL, "%s", what);
-	KUNIT_EXPECT_FALSE_MSG(test, vp->session.active, "%s", what);
+	KUNIT_EXPECT_FALSE_MSG(test, vp->totals.active, "%s", what);
 	KUNIT_EXPECT_FALSE_MSG(test, vp->ring.ended, "%s", what);
 }
 
@@ -572,7 +571,7 @@ static void vpk_control_apply_rejects(struct kunit *test)
 		{ "detach tid=1", -ESRCH },
 		{ "detach pid=1", -ESRCH },
 	};
-	struct vp_state *vp = vpk_state_new(test, false);
+	struct vp_coll *vp = vpk_coll_new(test, false);
 	size_t i;
 	char *big;
 	int ret;
@@ -1734,7 +1733,7 @@ static void vpk_counter_user_faults(struct kunit *test)
 static void vpk_control_attach_detach(struct kunit *test)
 {
 	struct vpk_ctx *ctx = test->priv;
-	struct vp_state *vp = vpk_state_new(test, true);
+	struct vp_coll *vp = vpk_coll_new(test, true);
 	struct vpk_worker *w = vpk_worker_new(test, 0, 0, 0, true);
 	bool saw_started = false, saw_unavail = false, saw_detached = false;
 	u64 seq = 0;
@@ -1819,7 +1818,7 @@ static void vpk_control_attach_detach(struct kunit *test)
 }
 
 /* Feed one interval of made-up cumulative values to the state machine. */
-static bool vpk_feed(struct vp_state *vp, struct vp_target *t,
+static bool vpk_feed(struct vp_coll *vp, struct vp_target *t,
 		     const u64 *v, u32 counting, u32 exited)
 {
 	struct vcpuperf_sample *s;
@@ -1838,7 +1837,7 @@ static bool vpk_feed(struct vp_state *vp, struct vp_target *t,
 #define VPK_MAX_RECS	8
 
 /* Pop the ring; the record types in @types, the records in @buf. */
-static int vpk_drain(struct kunit *test, struct vp_state *vp, u8 *buf,
+static int vpk_drain(struct kunit *test, struct vp_coll *vp, u8 *buf,
 		     size_t len, const struct vcpuperf_rec **recs)
 {
 	size_t got = vp_ring_pop(&vp->ring, buf, len), off = 0;
@@ -1875,7 +1874,7 @@ static struct vp_target *vpk_fake_target(struct kunit *test, u32 tid,
  */
 static void vpk_lifecycle(struct kunit *test)
 {
-	struct vp_state *vp = vpk_state_new(test, false);
+	struct vp_coll *vp = vpk_coll_new(test, false);
 	const struct vcpuperf_rec *r[VPK_MAX_RECS];
 	const struct vcpuperf_multiplexed *mx;
 	const struct vcpuperf_first_row *fr;
@@ -2003,13 +2002,15 @@ static void vpk_lifecycle(struct kunit *test)
 
 static void vpk_files_and_reader(struct kunit *test)
 {
-	struct vp_state *vp = vpk_state_new(test, false);
+	struct vpk_ctx *ctx = test->priv;
+	struct vp_coll *vp = vpk_coll_new(test, false);
+	struct vp_module *mod = &ctx->mod;
 	struct vp_reader *r, *r2;
 
 	/* The KUnit thread is root: perfmon_capable(). */
-	KUNIT_ASSERT_EQ(test, vp_file_get(vp), 0);
-	KUNIT_ASSERT_EQ(test, vp_file_get(vp), 0);
-	KUNIT_EXPECT_EQ(test, atomic_read(&vp->files_open), 2);
+	KUNIT_ASSERT_EQ(test, vp_file_get(mod), 0);
+	KUNIT_ASSERT_EQ(test, vp_file_get(mod), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&mod->files_open), 2);
 
 	r = vp_reader_open(vp);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, r);
@@ -2022,15 +2023,114 @@ static void vpk_files_and_reader(struct kunit *test)
 	vp_reader_close(r);
 
 	/* Unload begun: opens are refused and leave the count alone. */
-	smp_store_mb(vp->unloading, true);
-	KUNIT_EXPECT_EQ(test, vp_file_get(vp), -ENODEV);
-	KUNIT_EXPECT_EQ(test, atomic_read(&vp->files_open), 2);
+	smp_store_mb(mod->unloading, true);
+	KUNIT_EXPECT_EQ(test, vp_file_get(mod), -ENODEV);
+	KUNIT_EXPECT_EQ(test, atomic_read(&mod->files_open), 2);
 	KUNIT_EXPECT_EQ(test, vp_control_apply(vp, "interval 5ms", 12),
 			-ENODEV);
-	vp_file_put(vp);
-	vp_file_put(vp);
-	KUNIT_EXPECT_EQ(test, atomic_read(&vp->files_open), 0);
-	vp_files_wait(vp);	/* returns at once: nothing open */
+	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(vp_coll_create(mod, false)),
+			-ENODEV);
+	vp_file_put(mod);
+	vp_file_put(mod);
+	KUNIT_EXPECT_EQ(test, atomic_read(&mod->files_open), 0);
+	vp_files_wait(mod);	/* returns at once: nothing open */
+	WRITE_ONCE(mod->unloading, false);
+}
+
+/* ------------------------------------------------------------------ */
+/* Collections: independent, limited, ended, destroyed                 */
+
+/* Attach the worker's thread to @vp with task-clock and context switches. */
+static int vpk_attach_worker(struct vp_coll *vp, struct vpk_worker *w)
+{
+	char cmd[64];
+	int n;
+
+	n = scnprintf(cmd, sizeof(cmd), "attach tid=%d events=task-clock,cs",
+		      task_pid_nr(w->task));
+	return vp_control_apply(vp, cmd, n);
+}
+
+static void vpk_collections(struct kunit *test)
+{
+	struct vpk_ctx *ctx = test->priv;
+	struct vp_coll *a = vpk_coll_new(test, false);
+	struct vpk_worker *w = vpk_worker_new(test, 0, 0, 0, true);
+	struct vp_module *mod = &ctx->mod;
+	struct vp_coll *b, *more[VPK_MAX_COLLECTIONS];
+	struct vp_target *ta, *tb;
+	u32 i, n = 0;
+
+	vpk_worker_go(w);
+	b = vp_coll_create(mod, false);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, b);
+	KUNIT_EXPECT_NE(test, a->id, b->id);
+	KUNIT_EXPECT_EQ(test, b->owner_pid, task_tgid_vnr(current));
+
+	/* One thread in two collections: each has its own counters. */
+	KUNIT_ASSERT_EQ(test, vpk_attach_worker(a, w), 0);
+	KUNIT_ASSERT_EQ(test, vpk_attach_worker(b, w), 0);
+	ta = xa_load(&a->by_tid, task_pid_nr(w->task));
+	tb = xa_load(&b->by_tid, task_pid_nr(w->task));
+	KUNIT_ASSERT_NOT_NULL(test, ta);
+	KUNIT_ASSERT_NOT_NULL(test, tb);
+	KUNIT_EXPECT_PTR_NE(test, ta->counters[0].event, tb->counters[0].event);
+	KUNIT_EXPECT_NOT_NULL(test, ta->counters[0].event);
+
+	/* A command on one collection changes nothing of the other. */
+	KUNIT_EXPECT_EQ(test, vp_control_apply(a, "interval 7ms", 12), 0);
+	KUNIT_EXPECT_EQ(test, b->interval_ns, VCPUPERF_INTERVAL_DEFAULT_NS);
+	KUNIT_EXPECT_EQ(test, vp_control_apply(a, "bogus", 5), -EINVAL);
+	KUNIT_EXPECT_EQ(test, a->last_errno, -EINVAL);
+	KUNIT_EXPECT_EQ(test, b->last_errno, 0);
+	KUNIT_EXPECT_EQ(test, vp_control_apply(a, "stop", 4), 0);
+	KUNIT_EXPECT_TRUE(test, a->ring.ended);
+	KUNIT_EXPECT_FALSE(test, b->ring.ended);
+	KUNIT_EXPECT_EQ(test, b->nr_targets, 1U);
+
+	/* max_collections: the limit counts the open ones. */
+	while (n < ARRAY_SIZE(more)) {
+		more[n] = vp_coll_create(mod, false);
+		if (IS_ERR(more[n]))
+			break;
+		n++;
+	}
+	KUNIT_EXPECT_EQ(test, n + 2, (u32)VPK_MAX_COLLECTIONS);
+	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(more[n]), -EUSERS);
+
+	/* Ring memory: every ring is in use, a bigger one does not fit. */
+	KUNIT_EXPECT_EQ(test, mod->ring_kb_used, (u64)VPK_RING_TOTAL_KB);
+	KUNIT_EXPECT_EQ(test, vp_control_apply(b, "ring 128K", 9), -ENOSPC);
+	KUNIT_EXPECT_EQ(test, b->ring_kb, VPK_RING_KB);
+	for (i = 0; i < n; i++)
+		vp_coll_destroy(more[i]);
+	KUNIT_EXPECT_EQ(test, mod->nr_open, 2U);
+	/* Now it fits, and the records queued move to the new ring. */
+	KUNIT_EXPECT_EQ(test, vp_control_apply(b, "ring 128K", 9), 0);
+	KUNIT_EXPECT_EQ(test, b->ring.size, (size_t)128 * SZ_1K);
+	KUNIT_EXPECT_EQ(test, vp_ring_first_seq(&b->ring), 1ULL);
+	KUNIT_EXPECT_GT(test, b->ring.records, 0ULL);
+	KUNIT_EXPECT_EQ(test, vp_control_apply(b, "ring 64K", 8), 0);
+	KUNIT_EXPECT_EQ(test, mod->ring_kb_used, 2ULL * VPK_RING_KB);
+
+	/* max_targets, per collection. */
+	mod->max_targets = 1;
+	KUNIT_EXPECT_EQ(test, vp_control_apply(b, "attach tid=1", 12), -ENOSPC);
+	mod->max_targets = VCPUPERF_MAX_TARGETS;
+
+	/* Closed with a thread attached: everything goes, the rest stays. */
+	vp_coll_destroy(b);
+	KUNIT_EXPECT_EQ(test, mod->nr_open, 1U);
+	KUNIT_EXPECT_EQ(test, mod->ring_kb_used, (u64)VPK_RING_KB);
+	KUNIT_EXPECT_EQ(test, vpk_attach_worker(a, w), 0);
+	KUNIT_EXPECT_EQ(test, a->nr_targets, 1U);
+	KUNIT_EXPECT_FALSE(test, a->ring.ended);
+
+	/* Ended (unload): final records and end of file, commands refused. */
+	vp_coll_end(a, VCPUPERF_DETACH_UNLOAD);
+	KUNIT_EXPECT_TRUE(test, a->ring.ended);
+	KUNIT_EXPECT_EQ(test, a->nr_targets, 0U);
+	KUNIT_EXPECT_EQ(test, vp_control_apply(a, "interval 5ms", 12), -ENODEV);
 }
 
 static struct kunit_case vpk_cases[] = {
@@ -2063,6 +2163,7 @@ static struct kunit_case vpk_cases[] = {
 	KUNIT_CASE(vpk_control_attach_detach),
 	KUNIT_CASE(vpk_lifecycle),
 	KUNIT_CASE(vpk_files_and_reader),
+	KUNIT_CASE(vpk_collections),
 	{}
 };
 

@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Collections: creating one (within the module's limits), ending one
+ * (unload: final records, then end of file for its reader), destroying
+ * one (close: counters released, memory freed, nothing left), and the
+ * per-collection settings commands change: ring size, interval, the
+ * reason of the last rejected command.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/err.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "vcpuperf.h"
+
+/*
+ * Reserve room for one more collection (@count) and @kb of ring memory
+ * within the module's limits.  The accounting lock is innermost: this is
+ * called with or without a collection's lock held.
+ */
+static int vp_reserve(struct vp_module *mod, bool count, u32 kb)
+{
+	int ret = 0;
+
+	spin_lock(&mod->acct);
+	if (count && mod->nr_open >= mod->max_collections)
+		ret = -EUSERS;
+	else if (mod->ring_kb_used + kb > mod->ring_total_kb)
+		ret = -ENOSPC;
+	if (!ret) {
+		if (count)
+			mod->nr_open++;
+		mod->ring_kb_used += kb;
+	}
+	spin_unlock(&mod->acct);
+	return ret;
+}
+
+static void vp_unreserve(struct vp_module *mod, bool count, u32 kb)
+{
+	spin_lock(&mod->acct);
+	if (count)
+		mod->nr_open--;
+	mod->ring_kb_used -= kb;
+	spin_unlock(&mod->acct);
+}
+
+/**
+ * vp_module_setup() - make the module object ready for collections
+ * @mod:	the module object, zeroed
+ * @max_collections: collections on /dev/vcpuperf at once
+ * @ring_total_kb: ring memory of all collections together, KiB
+ * @max_targets: threads one collection may sample
+ * @ring_kb:	ring size of a new collection, KiB
+ *
+ * The limits are taken as they are: the module parameters are checked by
+ * the caller.
+ */
+void vp_module_setup(struct vp_module *mod, u32 max_collections,
+		     u64 ring_total_kb, u32 max_targets, u32 ring_kb)
+{
+	mutex_init(&mod->lock);
+	spin_lock_init(&mod->acct);
+	INIT_LIST_HEAD(&mod->collections);
+	init_waitqueue_head(&mod->files_wait);
+	mod->max_collections = max_collections;
+	mod->ring_total_kb = ring_total_kb;
+	mod->max_targets = max_targets;
+	mod->ring_kb = ring_kb;
+}
+
+/* Free what vp_coll_alloc() allocated; the collection is unlisted. */
+static void vp_coll_free(struct vp_coll *c)
+{
+	vp_ring_free(&c->ring);
+	kfree(c->scratch);
+	xa_destroy(&c->by_tid);
+	kfree(c);
+}
+
+static struct vp_coll *vp_coll_alloc(struct vp_module *mod, u32 ring_kb)
+{
+	struct vp_coll *c;
+
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	if (!c)
+		return NULL;
+	c->mod = mod;
+	mutex_init(&c->lock);
+	INIT_LIST_HEAD(&c->targets);
+	INIT_LIST_HEAD(&c->groups);
+	xa_init(&c->by_tid);
+	c->interval_ns = VCPUPERF_INTERVAL_DEFAULT_NS;
+	c->ring_kb = ring_kb;
+	c->scratch = kmalloc(VP_MAX_REC_SIZE, GFP_KERNEL);
+	if (!c->scratch)
+		goto err_free;
+	if (vp_ring_init(&c->ring, (size_t)ring_kb * SZ_1K))
+		goto err_scratch;
+	return c;
+
+err_scratch:
+	kfree(c->scratch);
+err_free:
+	kfree(c);
+	return NULL;
+}
+
+/**
+ * vp_coll_create() - create a collection and list it
+ * @mod:	the module
+ * @dflt:	the module's default collection (owned by the module, not
+ *		counted against max_collections)
+ *
+ * The new collection has no targets, the module's default ring size and
+ * interval, and its sampling kthread running (idle until something is
+ * attached).  It is owned by the calling process (for the status file),
+ * except the default one.
+ *
+ * Return: the collection, or ERR_PTR(-EUSERS) at the module's
+ * max_collections, ERR_PTR(-ENOSPC) when its ring would exceed
+ * ring_total_kb, ERR_PTR(-ENODEV) once unload has begun, ERR_PTR(-ENOMEM).
+ */
+struct vp_coll *vp_coll_create(struct vp_module *mod, bool dflt)
+{
+	struct vp_coll *c;
+	u32 kb;
+	int ret;
+
+	kb = mod->ring_kb;
+	ret = READ_ONCE(mod->unloading) ? -ENODEV : vp_reserve(mod, !dflt, kb);
+	if (ret)
+		return ERR_PTR(ret);
+
+	c = vp_coll_alloc(mod, kb);
+	if (!c) {
+		ret = -ENOMEM;
+		goto err_unreserve;
+	}
+	if (!dflt) {
+		c->owner_pid = task_tgid_vnr(current);
+		get_task_comm(c->owner_comm, current->group_leader);
+		mutex_lock(&mod->lock);
+		c->id = ++mod->next_id;
+		mutex_unlock(&mod->lock);
+	}
+	ret = vp_sampler_start(c);
+	if (ret)
+		goto err_free;
+
+	mutex_lock(&mod->lock);
+	if (mod->unloading) {
+		/* Unload has walked the list already: it would miss this. */
+		mutex_unlock(&mod->lock);
+		ret = -ENODEV;
+		goto err_sampler;
+	}
+	list_add_tail(&c->node, &mod->collections);
+	mutex_unlock(&mod->lock);
+	return c;
+
+err_sampler:
+	vp_sampler_stop(c);
+err_free:
+	vp_coll_free(c);
+err_unreserve:
+	vp_unreserve(mod, !dflt, kb);
+	return ERR_PTR(ret);
+}
+
+/**
+ * vp_coll_end() - end a collection's sampling for good, with its records
+ * @c:		the collection
+ * @reason:	enum vcpuperf_detach_reason (unload)
+ *
+ * Every thread gets its final sample, finished and detached records, the
+ * session's finished record is queued (its reader reaches end of file once
+ * it has read it) and later commands are refused.  The collection itself
+ * stays until it is destroyed.  Idempotent.
+ */
+void vp_coll_end(struct vp_coll *c, u32 reason)
+{
+	vp_sampler_stop(c);
+	mutex_lock(&c->lock);
+	if (!c->ended) {
+		vp_detach_all(c, reason);
+		vp_emit_session_finished(c);
+		c->ended = true;
+	}
+	mutex_unlock(&c->lock);
+}
+
+/**
+ * vp_coll_destroy() - unlist a collection and free it
+ * @c:		the collection; nobody may use it afterwards
+ *
+ * For a closed file: nobody reads its records any more, so its threads
+ * are dropped without final records and every counter is released.  Also
+ * frees an ended collection (unload).
+ */
+void vp_coll_destroy(struct vp_coll *c)
+{
+	struct vp_module *mod = c->mod;
+	bool dflt = !c->id;
+
+	mutex_lock(&mod->lock);
+	list_del(&c->node);
+	mutex_unlock(&mod->lock);
+	vp_unreserve(mod, !dflt, c->ring_kb);
+
+	vp_sampler_stop(c);
+	mutex_lock(&c->lock);
+	vp_forget_all(c);
+	c->ended = true;
+	mutex_unlock(&c->lock);
+	vp_coll_free(c);
+}
+
+/**
+ * vp_coll_set_ring() - give a collection a ring of another size
+ * @c:		the collection, lock held
+ * @kb:		the new size in KiB, within the command's bounds
+ * @err:	reason on failure
+ * @errlen:	size of @err
+ *
+ * The records queued move to the new ring.
+ *
+ * Return: 0; -ENOSPC when the module's ring memory (ring_total_kb) has no
+ * room for it, -EBUSY when the queued records would not fit, -ENOMEM.
+ */
+int vp_coll_set_ring(struct vp_coll *c, u32 kb, char *err, size_t errlen)
+{
+	struct vp_module *mod = c->mod;
+	int ret = 0;
+
+	lockdep_assert_held(&c->lock);
+	if (kb == c->ring_kb)
+		return 0;
+	if (kb > c->ring_kb)
+		ret = vp_reserve(mod, false, kb - c->ring_kb);
+	if (ret) {
+		snprintf(err, errlen,
+			 "ring memory of all collections would exceed ring_total_kb=%llu",
+			 mod->ring_total_kb);
+		return ret;
+	}
+	ret = vp_ring_resize(&c->ring, (size_t)kb * SZ_1K);
+	if (ret) {
+		if (kb > c->ring_kb)
+			vp_unreserve(mod, false, kb - c->ring_kb);
+		if (ret == -EBUSY)
+			snprintf(err, errlen,
+				 "the records queued do not fit in %u KiB (read them first)",
+				 kb);
+		return ret;
+	}
+	if (kb < c->ring_kb)
+		vp_unreserve(mod, false, c->ring_kb - kb);
+	c->ring_kb = kb;
+	return 0;
+}
+
+/**
+ * vp_coll_set_interval() - change a collection's sampling interval
+ * @c:		the collection, lock held
+ * @ns:		the interval, within the grammar's bounds
+ *
+ * The grid starts again from the next pass.
+ */
+void vp_coll_set_interval(struct vp_coll *c, u64 ns)
+{
+	lockdep_assert_held(&c->lock);
+	WRITE_ONCE(c->interval_ns, ns);
+	c->grid_base = 0;
+}
+
+/**
+ * vp_coll_reject() - keep the reason of a rejected command
+ * @c:		the collection, lock held
+ * @ret:	its negative errno
+ * @why:	its reason
+ *
+ * Only the writers of this collection can read it back; the kernel log
+ * gets it too (rate-limited).
+ */
+void vp_coll_reject(struct vp_coll *c, int ret, const char *why)
+{
+	lockdep_assert_held(&c->lock);
+	c->last_errno = ret;
+	strscpy(c->last_error, why, sizeof(c->last_error));
+	pr_warn_ratelimited("collection %u: command rejected (%s): %s\n",
+			    c->id, vp_errno_name(ret), why);
+}
+
+/**
+ * vp_coll_last_error() - copy out the reason of the last rejected command
+ * @c:		the collection, lock not held
+ * @e:		filled in (zeroed first)
+ */
+void vp_coll_last_error(struct vp_coll *c, struct vcpuperf_error *e)
+{
+	memset(e, 0, sizeof(*e));
+	mutex_lock(&c->lock);
+	e->error = c->last_errno;
+	if (c->last_errno)
+		strscpy(e->reason, c->last_error, sizeof(e->reason));
+	mutex_unlock(&c->lock);
+}
