@@ -94,6 +94,7 @@ if [ ! -f "$base" ]; then
 	fi
 	# The base as debootstrap leaves it, without its downloads.
 	rm -f "$stage"/var/cache/apt/archives/*.deb
+	chmod 755 "$stage"
 	tar -C "$stage" -cf "$base.tmp" . && mv "$base.tmp" "$base"
 	rm -rf "$stage"
 	for old in "$cache"/base-*.tar; do [ "$old" = "$base" ] || rm -f "$old"; done
@@ -123,6 +124,8 @@ if [ -d "$root" ]; then
 fi
 mkdir -p "$root"
 tar -C "$root" -xf "$base"
+# A real root directory is world-readable (the stage was a mktemp -d).
+chmod 755 "$root"
 
 # The host's network, as the root's first apt-get needs it.
 cp -L /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
