@@ -600,6 +600,10 @@ def tracepoint_events():
 import perms  # noqa: E402
 TESTS.extend(perms.TESTS)
 
+# Independent collections: tests/integration/vpcoll.py.
+import vpcoll  # noqa: E402
+TESTS.extend(vpcoll.TESTS)
+
 
 def expect_oserror(fn, want, what):
     try:

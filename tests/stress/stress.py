@@ -20,6 +20,9 @@ Phases (each bounded in time):
   qemu       a real QEMU killed with SIGKILL while attached
   fuzz       random and mutated control commands during a collection: each
              write's errno is one of the documented set, rows keep flowing
+  collections  N open/attach/close cycles of /dev/vcpuperf from 8 processes
+             at once, random SIGKILLs, rmmod/insmod rounds meanwhile; no
+             collection left, unreclaimable slab back within 1 MiB
 
 Pass: every phase passes, the kernel log has no KASAN / lockdep / BUG /
 WARNING / atomic-sleep report, kmemleak (if present) finds nothing after
@@ -30,6 +33,7 @@ import errno
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -744,6 +748,194 @@ def phase_fuzz(n, batch=int(os.environ.get("VP_FUZZ_BATCH", "1000"))):
     cleanup(cat)
 
 
+# ------------------------------------------------------- collections ---
+
+# One of 8 concurrent processes: cycles of open /dev/vcpuperf, interval,
+# attach (a churn thread list, the churn process, or the steady workload),
+# a few reads, sometimes stop and a read to end of file, close.  Prints
+# "cycle N" after each (the driver counts what a SIGKILL left) and exits 3
+# at the first errno outside the documented set.
+COLL_WORKER = r"""
+import errno, os, random, sys
+dev, churn_pid, steady, quota, seed = (sys.argv[1], int(sys.argv[2]),
+                                       sys.argv[3], int(sys.argv[4]),
+                                       int(sys.argv[5]))
+rng = random.Random(seed)
+OPEN_OK = (errno.ENOENT, errno.ENODEV, errno.ENXIO)   # between rmmod/insmod
+WRITE_OK = (0, errno.ESRCH, errno.EEXIST, errno.ENODEV)
+def cmd(fd, c):
+    try:
+        os.write(fd, c.encode())
+        return 0
+    except OSError as e:
+        return e.errno
+def tids():
+    try:
+        return os.listdir("/proc/%d/task" % churn_pid)
+    except OSError:
+        return []
+done = refused = 0
+while done < quota:
+    try:
+        fd = os.open(dev, os.O_RDWR | os.O_NONBLOCK)
+    except OSError as e:
+        if e.errno not in OPEN_OK:
+            print("open: %s" % errno.errorcode.get(e.errno), flush=True)
+            sys.exit(3)
+        refused += 1
+        import time; time.sleep(0.02)
+        continue
+    try:
+        e = cmd(fd, "interval %dms" % rng.randint(1, 10))
+        k = rng.random()
+        if k < 0.4:
+            t = rng.sample(tids(), min(len(tids()), rng.randint(1, 6)))
+            target = "tid=" + ",".join(t) if t else "pid=%d" % churn_pid
+        elif k < 0.7:
+            target = "qemu=%d" % churn_pid
+        else:
+            target = "tid=" + steady
+        for c in ("attach %s events=task-clock,context-switches" % target,
+                  "ring %dK" % rng.choice((64, 128, 256))):
+            e2 = cmd(fd, c)
+            if e2 not in WRITE_OK and not (c.startswith("ring") and
+                                           e2 in (errno.EBUSY,
+                                                  errno.ENOSPC)):
+                print("%s: %s" % (c, errno.errorcode.get(e2)), flush=True)
+                sys.exit(3)
+        for _ in range(rng.randint(0, 5)):
+            try:
+                if os.read(fd, rng.choice((1, 64, 4096, 65536))) == b"":
+                    break
+            except BlockingIOError:
+                import time; time.sleep(rng.random() * 0.01)
+        if rng.random() < 0.3 and cmd(fd, "stop") == 0:
+            for _ in range(1000):
+                try:
+                    if os.read(fd, 65536) == b"":
+                        break
+                except BlockingIOError:
+                    import time; time.sleep(0.002)
+    finally:
+        os.close(fd)
+    done += 1
+    print("cycle %d" % done, flush=True)
+print("done %d refused %d" % (done, refused), flush=True)
+"""
+
+
+def slab_unreclaimable():
+    """SUnreclaim in KiB once every slab cache has been shrunk, which also
+    empties KASAN's quarantine of freed objects (kasan_cache_shrink)."""
+    for d in os.listdir("/sys/kernel/slab"):
+        try:
+            with open("/sys/kernel/slab/%s/shrink" % d, "w") as f:
+                f.write("1")
+        except OSError:
+            pass
+    with open("/proc/meminfo") as f:
+        for ln in f:
+            if ln.startswith("SUnreclaim:"):
+                return int(ln.split()[1])
+    raise TestFailure("no SUnreclaim")
+
+
+def phase_collections(n, procs=8, rmmods=3):
+    """@n open/attach/close cycles from @procs processes at once, random
+    SIGKILLs, @rmmods rmmod/insmod rounds meanwhile; then no collection
+    left and unreclaimable slab back within 1 MiB once the module is out."""
+    unload()
+    slab0 = slab_unreclaimable()
+    load()
+    ch = Churn("coll", persist=4, spawners=2)
+    steady = vptest.Workload("coll-steady", "--threads", "2",
+                             "--hold-ms", "600000")
+    quota = (n + procs - 1) // procs
+    workers = {}
+    counts = {}         # (worker index, pid) -> cycles it reported
+    kills = rounds = 0
+
+    def follow(key, out):
+        for ln in out:
+            if ln.startswith("cycle "):
+                counts[key] = int(ln.split()[1])
+
+    def done_by(i):
+        return sum(v for (j, _), v in counts.items() if j == i)
+
+    def spawn(i):
+        p = subprocess.Popen(
+            [sys.executable, "-c", COLL_WORKER, "/dev/vcpuperf",
+             str(ch.pid), str(steady.tids[0]), str(quota - done_by(i)),
+             str(RNG.randrange(1 << 30))], stdout=subprocess.PIPE, text=True)
+        r = threading.Thread(target=follow, args=((i, p.pid), p.stdout),
+                             daemon=True)
+        r.start()
+        workers[i] = (p, r)
+
+    try:
+        for i in range(procs):
+            spawn(i)
+        deadline = time.time() + 1200
+        next_rmmod = [n * (k + 1) // (rmmods + 1) for k in range(rmmods)]
+        while time.time() < deadline:
+            for i, (p, r) in list(workers.items()):
+                rc = p.poll()
+                check(rc in (None, 0, -signal.SIGKILL),
+                      "worker %d failed (exit %s)" % (i, rc))
+                if rc == -signal.SIGKILL:
+                    r.join(5)
+                    if done_by(i) < quota:
+                        spawn(i)
+            total = sum(counts.values())
+            if all(p.poll() is not None for p, _ in workers.values()):
+                break
+            if next_rmmod and total >= next_rmmod[0]:
+                next_rmmod.pop(0)
+                t0 = time.time()
+                p = sh("rmmod vcpuperf", check_rc=False, timeout=120)
+                check(p.returncode == 0, "rmmod: %s" % p.stderr)
+                time.sleep(RNG.random() * 0.2)
+                load()
+                rounds += 1
+                log("  rmmod/insmod round %d at %d cycles (%.1fs)" %
+                    (rounds, total, time.time() - t0))
+            elif RNG.random() < 0.15:
+                alive = [p for p, _ in workers.values() if p.poll() is None]
+                if alive:
+                    RNG.choice(alive).kill()
+                    kills += 1
+            time.sleep(0.2)
+        for p, r in workers.values():
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+            r.join(5)
+        total = sum(counts.values())
+        check(total >= n, "only %d cycles done" % total)
+        left = [k for k in re.findall(r"^collection (\d+):",
+                                      read_file("status"), re.M)
+                if k != "0"]
+        check(not left, "collections left behind: %s" % left)
+    finally:
+        for p, _ in workers.values():
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        steady.kill()
+        ch.kill()
+    unload()
+    slab1 = slab_unreclaimable()
+    STATS["coll_cycles"] = total
+    STATS["coll_slab"] = slab1 - slab0
+    log("  %d open/attach/close cycles by %d processes, %d SIGKILLs, %d "
+        "rmmod/insmod rounds; unreclaimable slab %+d KiB after rmmod" %
+        (total, procs, kills, rounds, slab1 - slab0))
+    check(rounds == rmmods, "only %d rmmod rounds" % rounds)
+    check(slab1 - slab0 <= 1024, "unreclaimable slab %+d KiB after the "
+          "module is gone" % (slab1 - slab0))
+
+
 # -------------------------------------------------------------- main ---
 
 def meminfo():
@@ -760,7 +952,8 @@ def dmesg_lines():
     return sh("dmesg").stdout.splitlines()
 
 
-DEFAULT_PHASES = ["churn", "rmmod", "overflow", "qemu", "fuzz"]
+DEFAULT_PHASES = ["churn", "rmmod", "overflow", "qemu", "fuzz",
+                  "collections"]
 
 
 def main(argv):
@@ -770,8 +963,9 @@ def main(argv):
         only = argv[argv.index("--only") + 1].split(",")
     if only is None:
         only = DEFAULT_PHASES
-    n_cycles, n_rmmod, n_writes = ((1000, 25, 100000) if long_run else
-                                   (200, 5, 20000))
+    n_cycles, n_rmmod, n_writes, n_coll = ((1000, 25, 100000, 1000)
+                                           if long_run else
+                                           (200, 5, 20000, 200))
     for opt, conv in (("--cycles", int), ("--rmmods", int),
                       ("--writes", int)):
         if opt in argv:
@@ -791,6 +985,7 @@ def main(argv):
         ("overflow", lambda: phase_overflow(recover)),
         ("qemu", phase_qemu),
         ("fuzz", lambda: phase_fuzz(n_writes)),
+        ("collections", lambda: phase_collections(n_coll)),
     ]
     unload()
     if os.environ.get("VP_STRESS_WATCHDOG"):
@@ -874,9 +1069,10 @@ def main(argv):
         failed += 1
         log("not ok - %s" % e)
     log("cycles done %d, rmmod/insmod %d, control writes %d, drops provoked "
-        "%d vs reported %d, %.0fs" %
+        "%d vs reported %d, collection cycles %d (slab %+d KiB), %.0fs" %
         (STATS.get("cycles", 0), STATS.get("rmmod", 0), STATS.get("writes", 0),
          STATS.get("drops_provoked", 0), STATS.get("drops_reported", 0),
+         STATS.get("coll_cycles", 0), STATS.get("coll_slab", 0),
          time.time() - t_all))
     log("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0

@@ -1,0 +1,464 @@
+"""Integration tests of independent collections: every open of
+/dev/vcpuperf is a collection of its own (its targets, interval and grid,
+ring, records, reader, last error), so several recordings run at once.
+
+Each test checks against an independent oracle: the workloads' own /proc
+readings, /proc/meminfo, the status file's list of collections, the
+sampling grid the tests asked for."""
+
+import errno
+import fcntl
+import json
+import os
+import re
+import signal
+import subprocess
+import struct
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from vptest import (Cat, TestFailure, Workload, check, control,  # noqa: E402
+                    dev_control, load, read_file, sh, DEVICE, REPO, CAT, OUT)
+
+MS = 1000000
+TESTS = []
+
+# struct vcpuperf_error and _IOR(0xB6, 1, it), written out from the uapi
+# header's documentation.
+VP_ERROR_SIZE = 4 + 4 + 160
+VCPUPERF_IOC_LAST_ERROR = (2 << 30) | (VP_ERROR_SIZE << 16) | (0xB6 << 8) | 1
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+def by_tid(rows):
+    out = {}
+    for r in rows:
+        out.setdefault(r["tid"], []).append(r)
+    return out
+
+
+def delta(th, key):
+    return th["after"][key] - th["before"][key]
+
+
+def collections_in_status():
+    """{collection number: owner text} of the status file."""
+    out = {}
+    for m in re.finditer(r"^collection (\d+): (.*)$", read_file("status"),
+                         re.M):
+        out[int(m.group(1))] = m.group(2)
+    return out
+
+
+def last_error(fd):
+    buf = bytearray(VP_ERROR_SIZE)
+    fcntl.ioctl(fd, VCPUPERF_IOC_LAST_ERROR, buf)
+    return (-struct.unpack_from("<i", buf, 0)[0],
+            bytes(buf[8:]).split(b"\0")[0].decode())
+
+
+def check_oracle(name, c, rep, pages, sleeps, burn_ms, interval_ms):
+    """Rows of vcpuperf-cat @c against the report of its workload: page
+    faults = pages touched (+100 for thread start and exit), context
+    switches as /proc counted them (+30), task-clock as schedstat (-3%,
+    +100 ms), and one row per thread per interval of its attachment."""
+    rows = by_tid(c.rows())
+    out = []
+    for th in rep["threads"]:
+        tid = th["tid"]
+        trows = rows.get(tid, [])
+        check(len(trows) >= 5, "%s: tid %d: %d rows" % (name, tid, len(trows)))
+        pf = sum(r["page_faults"] for r in trows)
+        opf = delta(th, "minflt") + delta(th, "majflt")
+        check(opf >= pages and opf <= pf <= opf + 100,
+              "%s: tid %d: page_faults %d, /proc %d" % (name, tid, pf, opf))
+        cs = sum(r["context_switches"] for r in trows)
+        ocs = (delta(th, "voluntary_ctxt_switches") +
+               delta(th, "nonvoluntary_ctxt_switches"))
+        check(ocs >= sleeps and ocs <= cs <= ocs + 30,
+              "%s: tid %d: context_switches %d, /proc %d" %
+              (name, tid, cs, ocs))
+        tc = sum(r["task_clock"] for r in trows)
+        ort = delta(th, "sum_exec_runtime_ns")
+        check(ort >= burn_ms * MS and 0.97 * ort <= tc <= ort + 100 * MS,
+              "%s: tid %d: task_clock %d, schedstat %d" % (name, tid, tc, ort))
+        # one row per grid point: the span over the interval, give or take
+        # the first and the final (partial) row
+        span = trows[-1]["t_mono_ns"] - trows[0]["t_mono_ns"]
+        want = span / (interval_ms * MS) + 1
+        check(abs(len(trows) - want) <= 2,
+              "%s: tid %d: %d rows over %.0f ms at %d ms, want %.1f" %
+              (name, tid, len(trows), span / MS, interval_ms, want))
+        check(all(r["interval_s"] == interval_ms / 1000 for r in trows),
+              "%s: rows of another interval" % name)
+        out.append("tid %d: %d rows (want %.1f), page_faults %d (/proc %d), "
+                   "cs %d (/proc %d), task_clock %.1f ms (schedstat %.1f)" %
+                   (tid, len(trows), want, pf, opf, cs, ocs, tc / MS,
+                    ort / MS))
+    for line in out:
+        print("  %s: %s" % (name, line))
+
+
+def wait_gone(cid, timeout=10):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if cid not in collections_in_status():
+            return
+        time.sleep(0.05)
+    raise TestFailure("collection %d still in status" % cid)
+
+
+def owner_collections(pid):
+    return [n for n, o in collections_in_status().items()
+            if "owner pid %d " % pid in o]
+
+
+@test
+def four_cats_three_workloads():
+    """Four vcpuperf-cat at once on three workloads (two on the same
+    process), with different intervals, staggered starts and stops, one
+    SIGKILLed mid-run: every surviving file exact against its own
+    workload's oracle, row counts matching each interval; the killed
+    collection leaves status and its threads' counters with it."""
+    load()
+    spec = {"w1": (1500, 100, 300), "w2": (2500, 150, 200),
+            "w3": (1000, 50, 200)}
+    ws = {}
+    cats = {}
+    try:
+        for n, (pages, sleeps, burn) in spec.items():
+            ws[n] = Workload("coll-" + n, "--threads", "2", "--wait-go",
+                             "--pages", str(pages), "--sleeps", str(sleeps),
+                             "--burn-ms", str(burn), "--hold-ms", "800")
+        ev = "task-clock,page-faults,context-switches"
+        cats["a"] = Cat("coll-a", "--qemu", str(ws["w1"].pid), "--interval",
+                        "50ms", "--events", ev)
+        cats["a"].wait_started(2)
+        cats["c"] = Cat("coll-c", "--qemu", str(ws["w2"].pid), "--interval",
+                        "20ms", "--events", ev)
+        cats["c"].wait_started(2)
+        ws["w2"].go()
+        cats["k"] = Cat("coll-k", "--qemu", str(ws["w3"].pid), "--interval",
+                        "30ms", "--events", ev)
+        cats["k"].wait_started(2)
+        ws["w3"].go()
+        cats["b"] = Cat("coll-b", "--qemu", str(ws["w1"].pid), "--interval",
+                        "100ms", "--events", ev)
+        cats["b"].wait_started(2)
+        mine = set(collections_in_status()) - {0}
+        check(len(mine) == 4, "status lists %d collections" % len(mine))
+        kpid = cats["k"].proc.pid
+        kcoll = owner_collections(kpid)
+        check(len(kcoll) == 1, "the killed tool's collection: %s" % kcoll)
+        sampled = r"^tid (%d|%d) " % tuple(ws["w3"].tids)
+        check(re.search(sampled, read_file("status"), re.M),
+              "w3's threads not in status")
+        ws["w1"].go()
+        time.sleep(0.3)
+        os.kill(kpid, signal.SIGKILL)
+        cats["k"].wait()
+        wait_gone(kcoll[0])
+        # w3 was only in the killed collection: nothing samples it now
+        check(not re.search(sampled, read_file("status"), re.M),
+              "the killed collection's threads are still sampled")
+        rep2 = ws["w2"].wait()
+        time.sleep(0.2)
+        check(cats["c"].stop() == 0, "c: exit")
+        rep1 = ws["w1"].wait()
+        time.sleep(0.3)
+        check(cats["a"].stop() == 0, "a: exit")
+        time.sleep(0.5)
+        check(cats["b"].stop() == 0, "b: exit")
+        ws["w3"].wait()
+    finally:
+        for w in ws.values():
+            w.kill()
+        for c in cats.values():
+            if c.proc.poll() is None:
+                c.proc.kill()
+                c.proc.wait()
+    check_oracle("a (w1, 50 ms)", cats["a"], rep1, *spec["w1"], 50)
+    check_oracle("b (w1, 100 ms)", cats["b"], rep1, *spec["w1"], 100)
+    check_oracle("c (w2, 20 ms)", cats["c"], rep2, *spec["w2"], 20)
+    for n in "abc":
+        check(not cats[n].events("perf_seq_gap"), "%s: sequence gaps" % n)
+        fin = [e for e in cats[n].events("perf_finished")
+               if e.get("scope") == "session"]
+        check(len(fin) == 1 and fin[0]["drops"] == 0,
+              "%s: session perf_finished %s" % (n, fin))
+    check(collections_in_status().keys() == {0}, "collections left: %s" %
+          collections_in_status())
+
+
+def grid_stats(rows, interval_ns):
+    """(grid interval, p99 lateness, missed grid points) of one thread's
+    rows.  Each row is put on the grid point it was taken for: the previous
+    row's point plus its dt_ns in whole intervals (a skipped grid point
+    makes that 2).  A sampler that drifts accumulates lateness; one that
+    skips points is counted, not hidden.  The grid interval is the span
+    over the points it covers."""
+    # the last row is the stop's final sample, off the grid
+    t = [r["t_mono_ns"] for r in rows][:-1]
+    ks = [0]
+    for a, b in zip(t, t[1:]):
+        ks.append(ks[-1] + max(1, round((b - a) / interval_ns)))
+    mean = (t[-1] - t[0]) / ks[-1]
+    late = sorted(x - t[0] - k * interval_ns for k, x in zip(ks, t))
+    base = late[0]
+    late = [v - base for v in late]
+    missed = ks[-1] - (len(t) - 1)
+    return mean, late[min(len(late) - 1, int(0.99 * len(late)))], missed
+
+
+def run_grid(name, intervals_ms, tid, seconds):
+    """Run one vcpuperf-cat per interval on thread @tid at once for
+    @seconds; {index: (interval_ms, mean_ns, p99_ns, rows)}."""
+    cats = [Cat("%s-%d" % (name, i), "--tid", str(tid), "--interval",
+                "%dms" % ms, "--events", "task-clock")
+            for i, ms in enumerate(intervals_ms)]
+    try:
+        for c in cats:
+            c.wait_started(1)
+        time.sleep(seconds)
+    finally:
+        for c in cats:
+            c.stop()
+    out = {}
+    for i, (ms, c) in enumerate(zip(intervals_ms, cats)):
+        rows = [r for r in c.rows() if r["tid"] == tid]
+        check(len(rows) >= 8, "%s %d ms: %d rows" % (name, ms, len(rows)))
+        mean, p99, missed = grid_stats(rows, ms * MS)
+        out[i] = (ms, mean, p99, len(rows), missed)
+    return out
+
+
+@test
+def eight_collections_keep_their_grids():
+    """8 collections at mixed intervals (10 ms, 100 ms, 1 s) at once: each
+    one's mean interval within 0.1% of what it asked, and no collection's
+    p99 lateness worse than 2x that of a single collection alone at the
+    same interval (measured first, on the same boot)."""
+    load()
+    w = Workload("grid", "--threads", "1", "--hold-ms", "120000")
+    seconds = 12
+    try:
+        alone = {}
+        for ms in (10, 100, 1000):
+            alone[ms] = run_grid("alone%d" % ms, [ms], w.tids[0], seconds)[0]
+        mixed = [10, 10, 10, 100, 100, 100, 1000, 1000]
+        together = run_grid("mixed", mixed, w.tids[0], seconds)
+    finally:
+        w.kill()
+    for ms, (_, mean, p99, n, missed) in sorted(alone.items()):
+        print("  alone %4d ms: grid %.4f ms, p99 lateness %.3f ms, %d rows, "
+              "%d grid points missed" % (ms, mean / MS, p99 / MS, n, missed))
+    for i, (ms, mean, p99, n, missed) in sorted(together.items()):
+        base = alone[ms][2]
+        print("  mixed %4d ms (#%d): grid %.4f ms (%+.4f%%), p99 lateness "
+              "%.3f ms (%.2fx alone), %d rows, %d grid points missed" %
+              (ms, i, mean / MS, 100.0 * (mean - ms * MS) / (ms * MS),
+               p99 / MS, p99 / base if base else 0, n, missed))
+        check(abs(mean - ms * MS) <= 0.001 * ms * MS,
+              "#%d %d ms: mean interval %.4f ms" % (i, ms, mean / MS))
+        check(p99 <= 2 * base, "#%d %d ms: p99 lateness %.3f ms, alone "
+              "%.3f ms" % (i, ms, p99 / MS, base / MS))
+
+
+@test
+def real_qemus_recorded_by_three_helpers():
+    """Three real qemu-system-x86_64 -name vmN,debug-threads=on -pidfile
+    recorded at the same time by three instances of the systemd unit's
+    helper (contrib/vcpuperf-record): three episode files, each with rows
+    of its own QEMU's vCPUs 0 and 1 only, each drained on SIGTERM."""
+    load()
+    helper = os.path.join(REPO, "contrib", "vcpuperf-record")
+    eps = os.path.join(OUT, "episodes3")
+    sh("rm -rf %s" % eps)
+    qemus, helpers = {}, {}
+    try:
+        for n in ("vm1", "vm2", "vm3"):
+            env = dict(os.environ, VCPUPERF_CAT=CAT, VCPUPERF_OUTDIR=eps,
+                       VCPUPERF_PIDFILE="/run/%s.pid" % n,
+                       VCPUPERF_CONF_DIR="/nonexistent",
+                       VCPUPERF_ARGS="--interval 100ms --events "
+                                     "task-clock,context-switches")
+            helpers[n] = subprocess.Popen([helper, n], env=env,
+                                          stderr=subprocess.PIPE, text=True)
+        for n in ("vm1", "vm2", "vm3"):
+            qemus[n] = subprocess.Popen(
+                ["qemu-system-x86_64", "-name", n + ",debug-threads=on",
+                 "-pidfile", "/run/%s.pid" % n, "-display", "none",
+                 "-nodefaults", "-no-user-config", "-accel", "tcg", "-smp",
+                 "2", "-m", "64"], stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 90
+        while time.time() < deadline:
+            if len(set(collections_in_status()) - {0}) == 3:
+                break
+            time.sleep(0.2)
+        check(len(set(collections_in_status()) - {0}) == 3,
+              "three helpers did not all attach: %s" %
+              collections_in_status())
+        time.sleep(3)
+        for h in helpers.values():
+            h.send_signal(signal.SIGTERM)
+        for n, h in helpers.items():
+            rc = h.wait(timeout=60)
+            check(rc == 0, "%s: helper exit %d: %s" % (n, rc, h.stderr.read()))
+    finally:
+        for p in list(helpers.values()) + list(qemus.values()):
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    files = sorted(os.listdir(eps))
+    check(len(files) == 3, "episode files: %s" % files)
+    for n in ("vm1", "vm2", "vm3"):
+        f = [x for x in files if x.startswith(n + "-")]
+        check(len(f) == 1, "%s: files %s" % (n, f))
+        with open(os.path.join(eps, f[0])) as fh:
+            lines = [json.loads(x) for x in fh]
+        rows = [x for x in lines if "event" not in x]
+        evs = [x for x in lines if "event" in x]
+        check({r["vcpu"] for r in rows} == {0, 1}, "%s: vcpus %s" %
+              (n, {r["vcpu"] for r in rows}))
+        check({r["pid"] for r in rows} == {qemus[n].pid},
+              "%s: rows of another process" % n)
+        check(evs[-1]["event"] == "perf_finished" and
+              evs[-1].get("scope") == "session", "%s: not drained" % n)
+        print("  %s: %d rows of vCPUs 0 and 1 of QEMU %d, drained" %
+              (n, len(rows), qemus[n].pid))
+
+
+@test
+def limits_and_reasons_per_collection():
+    """max_collections (EUSERS at open), ring_total_kb (ENOSPC at open and
+    for the ring command), max_targets (ENOSPC), the ring command keeping
+    the queued records; a rejected command's reason reaches its own
+    collection's writer only; dup() and fork() share a collection, which
+    ends with its last descriptor."""
+    load("max_collections=3 ring_kb=64 ring_total_kb=320 max_targets=2")
+    fds = [os.open(DEVICE, os.O_RDWR | os.O_NONBLOCK) for _ in range(3)]
+    try:
+        try:
+            os.close(os.open(DEVICE, os.O_RDWR))
+            raise TestFailure("a 4th collection opened")
+        except OSError as e:
+            check(e.errno == errno.EUSERS, "4th open: %s" %
+                  errno.errorcode.get(e.errno))
+        # 4 rings of 64 KiB are in use (the default collection's too): 64
+        # KiB more fit, 128 do not.
+        check(dev_control("ring 192K", fds[0]) == errno.ENOSPC,
+              "ring beyond ring_total_kb")
+        err, why = last_error(fds[0])
+        check(err == errno.ENOSPC and "ring_total_kb" in why,
+              "reason: %s %r" % (err, why))
+        check(last_error(fds[1]) == (0, ""), "reason reached another fd")
+        check("last_error: none" in read_file("status"),
+              "reason reached the default collection")
+        w = Workload("limits", "--threads", "3", "--hold-ms", "20000")
+        try:
+            check(dev_control("attach tid=%d,%d events=task-clock" %
+                              (w.tids[0], w.tids[1]), fds[1]) == 0, "attach 2")
+            check(dev_control("attach tid=%d events=task-clock" % w.tids[2],
+                              fds[1]) == errno.ENOSPC, "max_targets")
+            check("max_targets" in last_error(fds[1])[1], "max_targets why")
+            check(dev_control("attach tid=%d events=task-clock" % w.tids[2],
+                              fds[2]) == 0, "another collection has room")
+            # the records queued so far move to the bigger ring
+            check(dev_control("ring 128K", fds[1]) == 0, "ring 128K")
+            time.sleep(0.5)
+            data = b""
+            while True:
+                try:
+                    chunk = os.read(fds[1], 65536)
+                except BlockingIOError:
+                    break
+                if not chunk:
+                    break
+                data += chunk
+            off, seqs, ring_bytes = 0, [], None
+            while off + 32 <= len(data):
+                typ, size, _tid, seq = struct.unpack_from("<HHIQ", data, off)
+                if typ == 1:
+                    ring_bytes = struct.unpack_from("<I", data, off + 48)[0]
+                else:
+                    seqs.append(seq)
+                off += size
+            check(ring_bytes == 128 * 1024, "header ring_bytes %s" %
+                  ring_bytes)
+            check(seqs and seqs[0] == 1 and
+                  seqs == list(range(1, len(seqs) + 1)),
+                  "sequence after the resize: %s" % seqs[:10])
+            # dup() and fork(): one collection
+            dup = os.dup(fds[2])
+            pid = os.fork()
+            if pid == 0:
+                os._exit(0 if dev_control("interval 7ms", dup) == 0 else 1)
+            _, st = os.waitpid(pid, 0)
+            check(os.WEXITSTATUS(st) == 0, "command from the forked child")
+            mine = owner_collections(os.getpid())
+            check(len(mine) == 3, "fork made a collection: %s" % mine)
+            cid = mine[2]
+            os.close(fds[2])
+            fds[2] = None
+            check(cid in collections_in_status(), "ended with a dup open")
+            os.close(dup)
+            wait_gone(cid)
+        finally:
+            w.kill()
+    finally:
+        for fd in fds:
+            if fd is not None:
+                os.close(fd)
+    print("  EUSERS at the 4th open, ENOSPC for ring and max_targets, "
+          "reasons on their own fd only, ring resized with %d records kept"
+          % len(seqs))
+
+
+def meminfo():
+    out = {}
+    with open("/proc/meminfo") as f:
+        for line in f:
+            k, v = line.split(":")
+            out[k] = int(v.split()[0])
+    return out
+
+
+@test
+def idle_collection_memory():
+    """An idle collection (nothing attached) costs at most 64 KiB plus its
+    ring: 32 opened at once, measured by /proc/meminfo (unreclaimable slab,
+    vmalloc, which holds the rings and the kernel stacks)."""
+    load("ring_kb=64")
+    n = 32
+    sh("sync; echo 3 > /proc/sys/vm/drop_caches")
+    before = meminfo()
+    fds = [os.open(DEVICE, os.O_RDWR | os.O_NONBLOCK) for _ in range(n)]
+    try:
+        time.sleep(0.5)
+        after = meminfo()
+    finally:
+        for fd in fds:
+            os.close(fd)
+    used = ((after["SUnreclaim"] - before["SUnreclaim"]) +
+            (after["VmallocUsed"] - before["VmallocUsed"]))
+    per = used / n - 64
+    print("  %d idle collections: %+d KiB unreclaimable slab, %+d KiB "
+          "vmalloc; %.1f KiB each beyond its 64 KiB ring" %
+          (n, after["SUnreclaim"] - before["SUnreclaim"],
+           after["VmallocUsed"] - before["VmallocUsed"], per))
+    check(per <= 64, "%.1f KiB per idle collection beyond its ring" % per)
+
+
+def run_collections_tests(names=None):
+    return [t for t in TESTS if not names or t.__name__ in names]
+
+
+if __name__ == "__main__":
+    from vptest import run_checks
+    sys.exit(run_checks(run_collections_tests(set(sys.argv[1:]))))
