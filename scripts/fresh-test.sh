@@ -187,11 +187,11 @@ fi
 # that matters: run scripts/setup.sh demo in the fresh root (nothing of the
 # project's packages is installed yet) under each, and expect exit 1 and
 # exactly one line on stderr matching the pattern.
-#   bad_env NAME PATTERN SHELL-PREFIX
+#   bad_env NAME PATTERN SHELL-PREFIX [CLONE]
 bad_env() {
-	local name=$1 pattern=$2 prefix=$3 err rc
+	local name=$1 pattern=$2 prefix=$3 clone=${4:-/root/vcpuperf} err rc
 	set +e
-	in_root "cd /root/vcpuperf && $prefix scripts/setup.sh demo" \
+	in_root "cd $clone && $prefix scripts/setup.sh demo" \
 		>"$out/badenv-$name.out" 2>"$out/badenv-$name.err"
 	rc=$?
 	set -e
@@ -203,7 +203,9 @@ bad_env() {
 		bad "bad environment, $name: exit $rc, stderr: $err"
 	fi
 }
-bad_env not-root 'run as root' 'setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/tmp'
+# A user's own clone (root's home is not theirs to read).
+in_root 'cp -a /root/vcpuperf /tmp/vcpuperf-user && chown -R 65534:65534 /tmp/vcpuperf-user'
+bad_env not-root 'run as root' 'setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/tmp' /tmp/vcpuperf-user
 in_root 'mkdir -p /tmp/apt-none/parts /tmp/apt-pin &&
 	printf "Dir::Etc::sourcelist \"/dev/null\";\nDir::Etc::sourceparts \"/tmp/apt-none/parts\";\n" >/tmp/apt-none.conf &&
 	printf "Package: cpio\nPin: release *\nPin-Priority: -1\n" >/tmp/apt-pin/cpio &&
