@@ -12,8 +12,7 @@
 #include "vcpuperf_lib.h"
 
 const char *const vp_default_events[VP_NR_DEFAULT_EVENTS] = {
-	"cycles", "instructions", "cache-references", "cache-misses",
-	"branches", "branch-misses", "page-faults", "context-switches",
+	VP_DEFAULT_EVENT_NAMES(, "")
 };
 
 struct vp_named {

@@ -61,9 +61,35 @@ struct vp_cmd {
 	struct vp_event_spec events[VCPUPERF_MAX_EVENTS];
 };
 
-/* The default event set, as perf_qemu.py asked for it. */
-extern const char *const vp_default_events[];
-#define VP_NR_DEFAULT_EVENTS	8
+/*
+ * The default event set: the canonical set that the Python perf-stat
+ * collector vcpuperf replaces asks perf for.  The names are written once,
+ * here, with the caller's separator between them: the string literal
+ * VP_DEFAULT_EVENTS, the array vp_default_events[] and its size
+ * VP_NR_DEFAULT_EVENTS all come from VP_DEFAULT_EVENT_NAMES().  The
+ * separator is variadic so that it can hold a comma:
+ * VP_DEFAULT_EVENT_NAMES(, "") lists the names as array elements (each
+ * "" is joined to the name after it).
+ */
+#define VP_DEFAULT_EVENT_NAMES(...)					\
+	"cycles" __VA_ARGS__ "instructions" __VA_ARGS__			\
+	"cache-references" __VA_ARGS__ "cache-misses" __VA_ARGS__	\
+	"branches" __VA_ARGS__ "branch-misses" __VA_ARGS__		\
+	"page-faults" __VA_ARGS__ "context-switches"
+
+/*
+ * VP_DEFAULT_EVENTS - the default event set as one string literal,
+ * "cycles,instructions,...", for help texts and parameter descriptions:
+ * MODULE_PARM_DESC(events, "... (default: " VP_DEFAULT_EVENTS ")").
+ */
+#define VP_DEFAULT_EVENTS	VP_DEFAULT_EVENT_NAMES(",")
+
+/* VP_NR_DEFAULT_EVENTS - the number of names in the default event set */
+#define VP_NR_DEFAULT_EVENTS						\
+	ARRAY_SIZE(((const char *const []){ VP_DEFAULT_EVENT_NAMES(, "") }))
+
+/* The default event set, in sample order. */
+extern const char *const vp_default_events[VP_NR_DEFAULT_EVENTS];
 
 int vp_parse_cmd(const char *buf, size_t len, struct vp_cmd *cmd,
 		 char *err, size_t errlen);

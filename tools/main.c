@@ -28,6 +28,9 @@
  */
 #define VC_FLUSH_MAX_NS		(1000ULL * 1000000ULL)
 #define VC_CMD_BUFSZ		(VCPUPERF_CMD_MAX + 1)
+#define VC_HELP_WIDTH		72	/* columns of the --help text */
+#define VC_HELP_OPT_INDENT	2	/* where an option starts */
+#define VC_HELP_COLUMN		22	/* where its description starts */
 
 enum {
 	OPT_QEMU = 256, OPT_PID, OPT_TID, OPT_NO_ATTACH, OPT_EVENTS,
@@ -61,7 +64,7 @@ static const struct option vc_longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static const char vc_usage[] =
+static const char vc_usage_head[] =
 "Usage: " VC_NAME " (--qemu PID | --pid PID | --tid T[,T...] | --no-attach)\n"
 "                    [OPTION...]\n"
 "       " VC_NAME " --replay FILE [OUTPUT OPTION...]\n"
@@ -79,12 +82,14 @@ static const char vc_usage[] =
 "                      (e.g. started by module parameters) until EOF; a\n"
 "                      signal flushes and exits without sending stop\n"
 "\n"
-"Counters:\n"
-"  --events LIST       comma-separated perf events (default: cycles,\n"
-"                      instructions,cache-references,cache-misses,\n"
-"                      branches,branch-misses,page-faults,\n"
-"                      context-switches); NAME[:MODS], rHEX, TYPE:CONFIG\n"
-"                      or SUBSYS:TRACEPOINT, MODS from u k G H D\n"
+"Counters:\n";
+
+/* --events: filled to VC_HELP_WIDTH at run time, around the default list */
+static const char vc_events_help[] =
+"comma-separated perf events (default: " VP_DEFAULT_EVENTS "); "
+"NAME[:MODS], rHEX, TYPE:CONFIG or SUBSYS:TRACEPOINT, MODS from u k G H D";
+
+static const char vc_usage_tail[] =
 "  --interval DUR      sampling interval, N[us|ms|s], 1ms..60s\n"
 "                      (no unit: ms; module default 100ms)\n"
 "  --guest-only        count guest mode only (hardware events)\n"
@@ -123,6 +128,54 @@ static const char vc_usage[] =
 "\n"
 "Exit status: 0 ok, 1 runtime error or unexplained sequence gap,\n"
 "2 usage error.\n";
+
+/* The next piece of help text that may end a line: up to a comma or blank. */
+static size_t vc_help_piece(const char *text)
+{
+	size_t n = 1;
+
+	while (text[n] && text[n] != ' ' && text[n - 1] != ',')
+		n++;
+	return n;
+}
+
+/*
+ * Print option @opt with its description @text filled to VC_HELP_WIDTH:
+ * a line breaks after a comma or at a blank, and goes on in the
+ * description column.
+ */
+static void vc_help_option(FILE *fp, const char *opt, const char *text)
+{
+	size_t col = VC_HELP_COLUMN;
+
+	fprintf(fp, "%*s%-*s", VC_HELP_OPT_INDENT, "",
+		VC_HELP_COLUMN - VC_HELP_OPT_INDENT, opt);
+	while (*text) {
+		size_t n = vc_help_piece(text);
+
+		if (col + n > VC_HELP_WIDTH && col > VC_HELP_COLUMN) {
+			fprintf(fp, "\n%*s", VC_HELP_COLUMN, "");
+			col = VC_HELP_COLUMN;
+			if (*text == ' ') {
+				text++;
+				n--;
+			}
+		}
+		fwrite(text, 1, n, fp);
+		col += n;
+		text += n;
+	}
+	fputc('\n', fp);
+}
+
+/* --help: 0, or -1 when standard output cannot be written. */
+static int vc_print_usage(FILE *fp)
+{
+	fputs(vc_usage_head, fp);
+	vc_help_option(fp, "--events LIST", vc_events_help);
+	fputs(vc_usage_tail, fp);
+	return fflush(fp) ? -1 : 0;
+}
 
 /**
  * struct vc_opts - the command line
@@ -338,8 +391,7 @@ static int vc_parse_args(int argc, char **argv, struct vc_opts *o)
 			break;
 		case 'h':
 		case OPT_HELP:
-			fputs(vc_usage, stdout);
-			return fflush(stdout) ? VC_EXIT_RUNTIME : -1;
+			return vc_print_usage(stdout) ? VC_EXIT_RUNTIME : -1;
 		case ':':
 			return vc_usage_error("%s needs an argument",
 					      argv[optind - 1]);
