@@ -147,6 +147,10 @@ static int vp_parse_target(const struct vp_token *tok, struct vp_cmd *cmd,
 	return 1;
 }
 
+/*
+ * The modifiers an attach command takes as words, in the order
+ * vp_build_attach() writes them.
+ */
 static const struct {
 	const char *word;
 	__u32 mod;
@@ -158,16 +162,36 @@ static const struct {
 	{ "pinned", VCPUPERF_MOD_PINNED },
 };
 
+/* The modifier a word stands for, 0 if it is none. */
+static __u32 vp_mod_from_word(const struct vp_token *tok)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(vp_mod_words); i++)
+		if (vp_tok_is(tok, vp_mod_words[i].word))
+			return vp_mod_words[i].mod;
+	return 0;
+}
+
+/* The word of one modifier, "?" for none. */
+static const char *vp_mod_word(__u32 mod)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(vp_mod_words); i++)
+		if (vp_mod_words[i].mod == mod)
+			return vp_mod_words[i].word;
+	return "?";
+}
+
 static int vp_parse_attach(const char *buf, size_t len, size_t pos,
 			   struct vp_cmd *cmd, char *err, size_t errlen)
 {
 	struct vp_token tok, val;
-	__u32 i;
+	__u32 i, mod;
 	int ret;
 
 	while (vp_next_token(buf, len, &pos, &tok)) {
-		size_t m;
-
 		ret = vp_parse_target(&tok, cmd, err, errlen);
 		if (ret <= 0) {
 			if (ret)
@@ -187,33 +211,28 @@ static int vp_parse_attach(const char *buf, size_t len, size_t pos,
 				return ret;
 			continue;
 		}
-		for (m = 0; m < ARRAY_SIZE(vp_mod_words); m++)
-			if (vp_tok_is(&tok, vp_mod_words[m].word))
-				break;
-		if (m == ARRAY_SIZE(vp_mod_words)) {
+		mod = vp_mod_from_word(&tok);
+		if (!mod) {
 			snprintf(err, errlen, "unknown attach argument '%.*s'",
 				 (int)(tok.len > 32 ? 32 : tok.len), tok.s);
 			return -EINVAL;
 		}
-		if (cmd->mods & vp_mod_words[m].mod) {
-			snprintf(err, errlen, "%s given twice",
-				 vp_mod_words[m].word);
+		if (cmd->mods & mod) {
+			snprintf(err, errlen, "%s given twice", vp_mod_word(mod));
 			return -EINVAL;
 		}
-		cmd->mods |= vp_mod_words[m].mod;
+		cmd->mods |= mod;
 	}
 	if (!cmd->kind) {
 		snprintf(err, errlen, "attach needs tid=, pid= or qemu=");
 		return -EINVAL;
 	}
-	if ((cmd->mods & VCPUPERF_MOD_USER) &&
-	    (cmd->mods & VCPUPERF_MOD_KERNEL)) {
-		snprintf(err, errlen, "user_only and kernel_only exclude each other");
-		return -EINVAL;
-	}
-	if ((cmd->mods & VCPUPERF_MOD_GUEST) &&
-	    (cmd->mods & VCPUPERF_MOD_HOST)) {
-		snprintf(err, errlen, "guest_only and host_only exclude each other");
+	mod = vp_mods_conflict(cmd->mods);
+	if (mod) {
+		__u32 second = mod & (mod - 1);
+
+		snprintf(err, errlen, "%s and %s exclude each other",
+			 vp_mod_word(mod ^ second), vp_mod_word(second));
 		return -EINVAL;
 	}
 	if (!cmd->events_given) {
@@ -230,8 +249,7 @@ static int vp_parse_attach(const char *buf, size_t len, size_t pos,
 	for (i = 0; i < cmd->nr_events; i++) {
 		__u32 mods = cmd->events[i].desc.mods | cmd->mods;
 
-		if (((mods & VCPUPERF_MOD_USER) && (mods & VCPUPERF_MOD_KERNEL)) ||
-		    ((mods & VCPUPERF_MOD_GUEST) && (mods & VCPUPERF_MOD_HOST))) {
+		if (vp_mods_conflict(mods)) {
 			snprintf(err, errlen,
 				 "modifiers of event '%s' conflict with the command's",
 				 cmd->events[i].desc.name);
@@ -413,4 +431,33 @@ int vp_parse_cmd(const char *buf, size_t len, struct vp_cmd *cmd,
 	snprintf(err, errlen, "unknown command '%.*s'",
 		 (int)(tok.len > 16 ? 16 : tok.len), tok.s);
 	return -EINVAL;
+}
+
+/**
+ * vp_build_attach() - write an attach command
+ * @buf:	output, NUL terminated
+ * @len:	size of @buf (VCPUPERF_CMD_MAX + 1 holds any valid command)
+ * @kind:	VCPUPERF_TARGET_TID, _PID or _QEMU
+ * @ids:	the target's ids as the command takes them ("4242", "1,2,3")
+ * @events:	the events= list, or NULL for the default set
+ * @mods:	VCPUPERF_MOD_* to give as words (guest_only ...)
+ *
+ * The text is "attach KIND=IDS[ events=EVENTS][ WORD...]"; nothing is
+ * checked here: vp_parse_cmd() judges the result.
+ *
+ * Return: the length of the command, or -E2BIG when it does not fit.
+ */
+int vp_build_attach(char *buf, size_t len, enum vcpuperf_target_kind kind,
+		    const char *ids, const char *events, __u32 mods)
+{
+	size_t n, i;
+
+	n = (size_t)snprintf(buf, len, "attach %s=%s", vp_kind_name(kind), ids);
+	if (events && n < len)
+		n += (size_t)snprintf(buf + n, len - n, " events=%s", events);
+	for (i = 0; i < ARRAY_SIZE(vp_mod_words); i++)
+		if ((mods & vp_mod_words[i].mod) && n < len)
+			n += (size_t)snprintf(buf + n, len - n, " %s",
+					      vp_mod_words[i].word);
+	return n < len ? (int)n : -E2BIG;
 }

@@ -228,33 +228,68 @@ static bool vp_parse_u64(const char *s, size_t len, bool hex, __u64 *out)
 	return true;
 }
 
-static int vp_parse_mods(const char *s, size_t len, __u32 *mods)
+/* The modifier letters of perf's ":MODS" event suffix. */
+static const struct {
+	char letter;
+	__u32 mod;
+} vp_mod_letters[] = {
+	{ 'u', VCPUPERF_MOD_USER },
+	{ 'k', VCPUPERF_MOD_KERNEL },
+	{ 'G', VCPUPERF_MOD_GUEST },
+	{ 'H', VCPUPERF_MOD_HOST },
+	{ 'D', VCPUPERF_MOD_PINNED },
+};
+
+/* Modifier pairs that exclude each other, in the order they are checked. */
+static const __u32 vp_exclusive_mods[] = {
+	VCPUPERF_MOD_USER | VCPUPERF_MOD_KERNEL,
+	VCPUPERF_MOD_GUEST | VCPUPERF_MOD_HOST,
+};
+
+/**
+ * vp_mods_conflict() - modifiers of a set that exclude each other
+ * @mods:	VCPUPERF_MOD_*
+ *
+ * u and k exclude each other, and so do G and H (checked in that order).
+ *
+ * Return: the first pair in @mods that excludes each other (two bits;
+ * messages name the lower one first), or 0 when @mods is consistent.
+ */
+__u32 vp_mods_conflict(__u32 mods)
 {
 	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(vp_exclusive_mods); i++)
+		if ((mods & vp_exclusive_mods[i]) == vp_exclusive_mods[i])
+			return vp_exclusive_mods[i];
+	return 0;
+}
+
+/* The suffix letter of one modifier, '?' for none. */
+static char vp_mod_letter(__u32 mod)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(vp_mod_letters); i++)
+		if (vp_mod_letters[i].mod == mod)
+			return vp_mod_letters[i].letter;
+	return '?';
+}
+
+static int vp_parse_mods(const char *s, size_t len, __u32 *mods)
+{
+	size_t i, m;
 
 	*mods = 0;
 	if (!len)
 		return -EINVAL;
 	for (i = 0; i < len; i++) {
-		switch (s[i]) {
-		case 'u':
-			*mods |= VCPUPERF_MOD_USER;
-			break;
-		case 'k':
-			*mods |= VCPUPERF_MOD_KERNEL;
-			break;
-		case 'G':
-			*mods |= VCPUPERF_MOD_GUEST;
-			break;
-		case 'H':
-			*mods |= VCPUPERF_MOD_HOST;
-			break;
-		case 'D':
-			*mods |= VCPUPERF_MOD_PINNED;
-			break;
-		default:
+		for (m = 0; m < ARRAY_SIZE(vp_mod_letters); m++)
+			if (vp_mod_letters[m].letter == s[i])
+				break;
+		if (m == ARRAY_SIZE(vp_mod_letters))
 			return -EINVAL;
-		}
+		*mods |= vp_mod_letters[m].mod;
 	}
 	return 0;
 }
@@ -349,7 +384,7 @@ int vp_parse_event(const char *s, size_t len, struct vp_event_spec *ev,
 {
 	const char *colon;
 	size_t base = len;
-	__u32 mods = 0;
+	__u32 mods = 0, clash;
 
 	memset(ev, 0, sizeof(*ev));
 	if (!len) {
@@ -424,14 +459,13 @@ int vp_parse_event(const char *s, size_t len, struct vp_event_spec *ev,
 	snprintf(err, errlen, "unknown event '%s'", ev->desc.name);
 	return -ENOENT;
 done:
-	if ((mods & VCPUPERF_MOD_USER) && (mods & VCPUPERF_MOD_KERNEL)) {
-		snprintf(err, errlen, "event '%s': u and k exclude each other",
-			 ev->desc.name);
-		return -EINVAL;
-	}
-	if ((mods & VCPUPERF_MOD_GUEST) && (mods & VCPUPERF_MOD_HOST)) {
-		snprintf(err, errlen, "event '%s': G and H exclude each other",
-			 ev->desc.name);
+	clash = vp_mods_conflict(mods);
+	if (clash) {
+		__u32 second = clash & (clash - 1);
+
+		snprintf(err, errlen, "event '%s': %c and %c exclude each other",
+			 ev->desc.name, vp_mod_letter(clash ^ second),
+			 vp_mod_letter(second));
 		return -EINVAL;
 	}
 	ev->desc.mods = mods;

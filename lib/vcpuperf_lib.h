@@ -93,6 +93,8 @@ extern const char *const vp_default_events[VP_NR_DEFAULT_EVENTS];
 
 int vp_parse_cmd(const char *buf, size_t len, struct vp_cmd *cmd,
 		 char *err, size_t errlen);
+int vp_build_attach(char *buf, size_t len, enum vcpuperf_target_kind kind,
+		    const char *ids, const char *events, __u32 mods);
 int vp_parse_event(const char *s, size_t len, struct vp_event_spec *ev,
 		   char *err, size_t errlen);
 int vp_parse_event_list(const char *s, size_t len, struct vp_event_spec *evs,
@@ -104,6 +106,7 @@ void vp_build_attr(const struct vcpuperf_event_desc *desc,
 		   struct perf_event_attr *attr);
 bool vp_is_pmu_event(__u32 type);
 __u32 vp_effective_mods(__u32 type, __u32 mods);
+__u32 vp_mods_conflict(__u32 mods);
 
 /**
  * struct vp_delta - one counter over one interval

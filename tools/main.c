@@ -34,10 +34,12 @@
 
 enum {
 	OPT_QEMU = 256, OPT_PID, OPT_TID, OPT_NO_ATTACH, OPT_EVENTS,
-	OPT_INTERVAL, OPT_GUEST, OPT_HOST, OPT_USER, OPT_KERNEL, OPT_PINNED,
-	OPT_DURATION, OPT_EVENTS_OUT, OPT_RAW, OPT_MONO_ORIGIN, OPT_DEBUGFS,
-	OPT_DEVICE, OPT_REPLAY, OPT_RECORD, OPT_HELP,
+	OPT_INTERVAL, OPT_DURATION, OPT_EVENTS_OUT, OPT_RAW, OPT_MONO_ORIGIN,
+	OPT_DEBUGFS, OPT_DEVICE, OPT_REPLAY, OPT_RECORD, OPT_HELP,
 };
+
+/* getopt value of a mode option: VC_OPT_MOD | its VCPUPERF_MOD_* bit */
+#define VC_OPT_MOD	0x10000
 
 static const struct option vc_longopts[] = {
 	{ "qemu", required_argument, NULL, OPT_QEMU },
@@ -46,11 +48,11 @@ static const struct option vc_longopts[] = {
 	{ "no-attach", no_argument, NULL, OPT_NO_ATTACH },
 	{ "events", required_argument, NULL, OPT_EVENTS },
 	{ "interval", required_argument, NULL, OPT_INTERVAL },
-	{ "guest-only", no_argument, NULL, OPT_GUEST },
-	{ "host-only", no_argument, NULL, OPT_HOST },
-	{ "user-only", no_argument, NULL, OPT_USER },
-	{ "kernel-only", no_argument, NULL, OPT_KERNEL },
-	{ "pinned", no_argument, NULL, OPT_PINNED },
+	{ "guest-only", no_argument, NULL, VC_OPT_MOD | VCPUPERF_MOD_GUEST },
+	{ "host-only", no_argument, NULL, VC_OPT_MOD | VCPUPERF_MOD_HOST },
+	{ "user-only", no_argument, NULL, VC_OPT_MOD | VCPUPERF_MOD_USER },
+	{ "kernel-only", no_argument, NULL, VC_OPT_MOD | VCPUPERF_MOD_KERNEL },
+	{ "pinned", no_argument, NULL, VC_OPT_MOD | VCPUPERF_MOD_PINNED },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "output", required_argument, NULL, 'o' },
 	{ "events-out", required_argument, NULL, OPT_EVENTS_OUT },
@@ -179,8 +181,8 @@ static int vc_print_usage(FILE *fp)
 
 /**
  * struct vc_opts - the command line
- * @target:	"qemu", "pid", "tid" or NULL
- * @ids:	their argument
+ * @kind:	VCPUPERF_TARGET_* of --qemu, --pid or --tid; 0 for none
+ * @ids:	its argument
  * @no_attach:	--no-attach
  * @events:	--events, or NULL
  * @interval:	--interval as given, or NULL
@@ -196,7 +198,7 @@ static int vc_print_usage(FILE *fp)
  * @record:	--record
  */
 struct vc_opts {
-	const char *target;
+	enum vcpuperf_target_kind kind;
 	const char *ids;
 	bool no_attach;
 	const char *events;
@@ -282,22 +284,40 @@ static int vc_parse_u64(const char *s, __u64 *out)
 	return 0;
 }
 
-static int vc_set_target(struct vc_opts *o, const char *target,
+static int vc_set_target(struct vc_opts *o, enum vcpuperf_target_kind kind,
 			 const char *ids)
 {
-	if (o->target || o->no_attach)
+	if (o->kind || o->no_attach)
 		return vc_usage_error("give one of --qemu, --pid, --tid and "
 				      "--no-attach");
-	o->target = target;
+	o->kind = kind;
 	o->ids = ids;
 	return 0;
 }
 
-static int vc_set_mod(struct vc_opts *o, __u32 mod, __u32 excl,
-		      const char *what)
+/* The name of the mode option of one modifier, without its dashes. */
+static const char *vc_mod_option(__u32 mod)
 {
-	if (o->mods & excl)
-		return vc_usage_error("%s", what);
+	const struct option *opt;
+
+	for (opt = vc_longopts; opt->name; opt++)
+		if (opt->val == (int)(VC_OPT_MOD | mod))
+			return opt->name;
+	return "?";
+}
+
+/* A mode option (--guest-only ...): add its modifier unless it clashes. */
+static int vc_add_mod(struct vc_opts *o, __u32 mod)
+{
+	__u32 clash = vp_mods_conflict(o->mods | mod);
+
+	if (clash) {
+		__u32 second = clash & (clash - 1);
+
+		return vc_usage_error("--%s and --%s exclude each other",
+				      vc_mod_option(clash ^ second),
+				      vc_mod_option(second));
+	}
 	o->mods |= mod;
 	return 0;
 }
@@ -314,17 +334,17 @@ static int vc_parse_args(int argc, char **argv, struct vc_opts *o)
 	while ((c = getopt_long(argc, argv, ":o:h", vc_longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_QEMU:
-			ret = vc_set_target(o, "qemu", optarg);
+			ret = vc_set_target(o, VCPUPERF_TARGET_QEMU, optarg);
 			break;
 		case OPT_PID:
-			ret = vc_set_target(o, "pid", optarg);
+			ret = vc_set_target(o, VCPUPERF_TARGET_PID, optarg);
 			break;
 		case OPT_TID:
-			ret = vc_set_target(o, "tid", optarg);
+			ret = vc_set_target(o, VCPUPERF_TARGET_TID, optarg);
 			break;
 		case OPT_NO_ATTACH:
-			if (o->target)
-				ret = vc_set_target(o, NULL, NULL);
+			if (o->kind)
+				ret = vc_set_target(o, 0, NULL);
 			o->no_attach = true;
 			break;
 		case OPT_EVENTS:
@@ -332,29 +352,6 @@ static int vc_parse_args(int argc, char **argv, struct vc_opts *o)
 			break;
 		case OPT_INTERVAL:
 			o->interval = optarg;
-			break;
-		case OPT_GUEST:
-			ret = vc_set_mod(o, VCPUPERF_MOD_GUEST,
-					 VCPUPERF_MOD_HOST,
-					 "--guest-only and --host-only exclude each other");
-			break;
-		case OPT_HOST:
-			ret = vc_set_mod(o, VCPUPERF_MOD_HOST,
-					 VCPUPERF_MOD_GUEST,
-					 "--guest-only and --host-only exclude each other");
-			break;
-		case OPT_USER:
-			ret = vc_set_mod(o, VCPUPERF_MOD_USER,
-					 VCPUPERF_MOD_KERNEL,
-					 "--user-only and --kernel-only exclude each other");
-			break;
-		case OPT_KERNEL:
-			ret = vc_set_mod(o, VCPUPERF_MOD_KERNEL,
-					 VCPUPERF_MOD_USER,
-					 "--user-only and --kernel-only exclude each other");
-			break;
-		case OPT_PINNED:
-			o->mods |= VCPUPERF_MOD_PINNED;
 			break;
 		case OPT_DURATION:
 			if (vc_parse_run_duration(optarg, &o->duration_ns))
@@ -396,6 +393,10 @@ static int vc_parse_args(int argc, char **argv, struct vc_opts *o)
 			return vc_usage_error("%s needs an argument",
 					      argv[optind - 1]);
 		default:
+			if (c & VC_OPT_MOD) {
+				ret = vc_add_mod(o, c & ~VC_OPT_MOD);
+				break;
+			}
 			return vc_usage_error("unknown option '%s'",
 					      argv[optind - 1]);
 		}
@@ -414,20 +415,9 @@ static int vc_validate(const struct vc_opts *o, char *attach, size_t len,
 {
 	static struct vp_event_spec evs[VCPUPERF_MAX_EVENTS];
 	static struct vp_cmd cmd;
-	static const struct {
-		__u32 mod;
-		const char *word;
-	} words[] = {
-		{ VCPUPERF_MOD_GUEST, "guest_only" },
-		{ VCPUPERF_MOD_HOST, "host_only" },
-		{ VCPUPERF_MOD_USER, "user_only" },
-		{ VCPUPERF_MOD_KERNEL, "kernel_only" },
-		{ VCPUPERF_MOD_PINNED, "pinned" },
-	};
 	char err[VP_ERR_LEN];
-	size_t i, n;
 	__u32 nr;
-	int ret;
+	int ret, n;
 
 	/* --events first: a bad list is the likeliest mistake. */
 	if (o->events) {
@@ -440,39 +430,33 @@ static int vc_validate(const struct vc_opts *o, char *attach, size_t len,
 	    vp_parse_duration(o->interval, strlen(o->interval), interval_ns))
 		return vc_usage_error("bad --interval '%s': want N[us|ms|s] "
 				      "from 1ms to 60s", o->interval);
-	if (o->replay && (o->target || o->no_attach))
+	if (o->replay && (o->kind || o->no_attach))
 		return vc_usage_error("--replay reads a file: no --qemu, "
 				      "--pid, --tid or --no-attach");
 	if (o->replay && o->record)
 		return vc_usage_error("--record and --replay exclude each "
 				      "other");
-	if (!o->replay && !o->target && !o->no_attach)
+	if (!o->replay && !o->kind && !o->no_attach)
 		return vc_usage_error("give a target: --qemu PID, --pid PID, "
 				      "--tid T[,T...] or --no-attach");
-	if (!o->target && (o->events || o->interval || o->mods))
+	if (!o->kind && (o->events || o->interval || o->mods))
 		return vc_usage_error("--events, --interval and the mode "
 				      "options need --qemu, --pid or --tid");
 	if (o->out && o->events_out && !strcmp(o->out, o->events_out))
 		return vc_usage_error("-o and --events-out name the same "
 				      "file: leave --events-out out to get "
 				      "events inline");
-	if (!o->target)
+	if (!o->kind)
 		return 0;
 
-	n = (size_t)snprintf(attach, len, "attach %s=%s", o->target, o->ids);
-	if (o->events && n < len)
-		n += (size_t)snprintf(attach + n, len - n, " events=%s",
-				      o->events);
-	for (i = 0; i < ARRAY_SIZE(words); i++)
-		if ((o->mods & words[i].mod) && n < len)
-			n += (size_t)snprintf(attach + n, len - n, " %s",
-					      words[i].word);
-	if (n >= len)
+	n = vp_build_attach(attach, len, o->kind, o->ids, o->events, o->mods);
+	if (n < 0)
 		return vc_usage_error("attach command longer than %d bytes",
 				      VCPUPERF_CMD_MAX);
 	ret = vp_parse_cmd(attach, n, &cmd, err, sizeof(err));
 	if (ret)
-		return vc_usage_error("--%s %s: %s", o->target, o->ids, err);
+		return vc_usage_error("--%s %s: %s", vp_kind_name(o->kind),
+				      o->ids, err);
 	return 0;
 }
 
@@ -661,7 +645,7 @@ static int vc_run(const struct vc_opts *o, const char *attach,
 	if (o->replay) {
 		files.ctl = -1;
 		files.stream = vc_open_replay(o->replay);
-	} else if (vc_open_module(o->dir, o->device, o->target, &files)) {
+	} else if (vc_open_module(o->dir, o->device, o->kind != 0, &files)) {
 		files.stream = -1;
 	}
 	fd = files.stream;
@@ -698,7 +682,7 @@ static int vc_run(const struct vc_opts *o, const char *attach,
 	l.dir = o->dir;
 	l.record = record;
 	l.d = &d;
-	if (o->target) {
+	if (o->kind) {
 		if (o->interval)
 			vp_format_duration(ivl, sizeof(ivl), interval_ns);
 		if (vc_attach(files.ctl, o->dir, attach,
