@@ -31,8 +31,8 @@ static const char *const vc_fixed_keys[] = {
  *
  * Return: 0 or -ENOMEM.
  */
-int vc_dec_init(struct vc_decoder *d, struct jw *rows, struct jw *events,
-		__u64 mono_origin, bool raw)
+int vc_dec_init(struct vc_decoder *d, struct json_writer *rows,
+		struct json_writer *events, __u64 mono_origin, bool raw)
 {
 	memset(d, 0, sizeof(*d));
 	d->rows = rows;
@@ -183,7 +183,7 @@ static void vc_make_key(struct vc_tid *t, __u32 n)
 		name[len++] = '_';
 	base = len;
 	for (;;) {
-		len = jw_escape(esc, sizeof(esc) - 8, name, base);
+		len = json_escape(esc, sizeof(esc) - 8, name, base);
 		if (dup > 1)
 			len += (size_t)snprintf(esc + len, sizeof(esc) - len,
 						"_%d", dup);
@@ -304,7 +304,7 @@ static size_t vc_fixed_size(__u16 type)
 }
 
 /* Does the record fit its type's layout?  NULL if so, else why not. */
-static const char *vc_check(const struct vcpuperf_rec *rec)
+static const char *vc_rec_layout_error(const struct vcpuperf_rec *rec)
 {
 	size_t fixed = vc_fixed_size(rec->type), need = fixed;
 	__u32 nr = 0;
@@ -416,7 +416,8 @@ static void vc_sample(struct vc_decoder *d, const struct vcpuperf_rec *rec)
 	vc_write_row(d, t, s);
 }
 
-static int vc_record(struct vc_decoder *d, const struct vcpuperf_rec *rec)
+static int vc_decode_record(struct vc_decoder *d,
+			    const struct vcpuperf_rec *rec)
 {
 	const char *why;
 	struct vc_tid *t;
@@ -429,7 +430,7 @@ static int vc_record(struct vc_decoder *d, const struct vcpuperf_rec *rec)
 		d->stats.unknown++;
 		return 0;
 	}
-	why = vc_check(rec);
+	why = vc_rec_layout_error(rec);
 	if (why) {
 		vc_warn(d, &d->stats.bad, rec, why);
 		return 0;
@@ -502,7 +503,7 @@ int vc_dec_commit(struct vc_decoder *d, size_t n)
 		}
 		if (d->len - off < rec->size)
 			break;
-		ret = vc_record(d, rec);
+		ret = vc_decode_record(d, rec);
 		if (ret)
 			break;
 		off += rec->size;

@@ -15,15 +15,15 @@
 void vc_event_begin(struct vc_decoder *d, const char *name,
 		    const struct vcpuperf_rec *rec)
 {
-	struct jw *w = d->events;
+	struct json_writer *w = d->events;
 
-	jw_begin(w, '{');
-	jw_key_str(w, "event", name);
-	jw_key_s64(w, "t_mono_ns", (long long)(rec->t_mono_ns -
-					       d->mono_origin));
-	jw_key_u64(w, "t_wall_ns", rec->t_wall_ns);
-	jw_key_str(w, "source", "vcpuperf");
-	jw_key_u64(w, "seq", rec->seq);
+	json_begin(w, '{');
+	json_key_str(w, "event", name);
+	json_key_s64(w, "t_mono_ns",
+		     (long long)(rec->t_mono_ns - d->mono_origin));
+	json_key_u64(w, "t_wall_ns", rec->t_wall_ns);
+	json_key_str(w, "source", "vcpuperf");
+	json_key_u64(w, "seq", rec->seq);
 }
 
 /**
@@ -32,8 +32,8 @@ void vc_event_begin(struct vc_decoder *d, const char *name,
  */
 void vc_event_end(struct vc_decoder *d)
 {
-	jw_end(d->events, '}');
-	jw_line_end(d->events);
+	json_end(d->events, '}');
+	json_line_end(d->events);
 }
 
 /**
@@ -45,48 +45,49 @@ void vc_event_end(struct vc_decoder *d)
 void vc_event_id(struct vc_decoder *d, const struct vcpuperf_rec *rec,
 		 const struct vcpuperf_target_id *id)
 {
-	struct jw *w = d->events;
+	struct json_writer *w = d->events;
 
-	jw_key_u64(w, "pid", id->pid);
-	jw_key_u64(w, "tid", rec->tid);
+	json_key_u64(w, "pid", id->pid);
+	json_key_u64(w, "tid", rec->tid);
 	if (id->vcpu == VCPUPERF_NO_VCPU)
-		jw_key_null(w, "vcpu");
+		json_key_null(w, "vcpu");
 	else
-		jw_key_s64(w, "vcpu", id->vcpu);
+		json_key_s64(w, "vcpu", id->vcpu);
 }
 
 /* The name of event @i of a thread ("#i" if its started record is gone). */
-static void vc_event_name(struct jw *w, const struct vc_tid *t, __u32 i)
+static void vc_event_name(struct json_writer *w, const struct vc_tid *t,
+			  __u32 i)
 {
 	char tmp[16];
 
 	if (t && t->started && i < t->nr_events) {
-		jw_strn(w, t->ev[i].name, VCPUPERF_NAME_LEN);
+		json_strn(w, t->ev[i].name, VCPUPERF_NAME_LEN);
 		return;
 	}
 	snprintf(tmp, sizeof(tmp), "#%u", i);
-	jw_str(w, tmp);
+	json_str(w, tmp);
 }
 
 /* "key":[names of the events whose bit is set in @mask] */
-static void vc_names(struct jw *w, const char *key, const struct vc_tid *t,
-		     __u32 nr, __u32 mask)
+static void vc_key_mask_names(struct json_writer *w, const char *key,
+			      const struct vc_tid *t, __u32 nr, __u32 mask)
 {
 	__u32 i;
 
-	jw_key(w, key);
-	jw_begin(w, '[');
+	json_key(w, key);
+	json_begin(w, '[');
 	for (i = 0; i < nr && i < 32; i++) {
 		if (!(mask & (1U << i)))
 			continue;
-		jw_sep(w);
+		json_sep(w);
 		vc_event_name(w, t, i);
 	}
-	jw_end(w, ']');
+	json_end(w, ']');
 }
 
 /* Events a record with no count of its own can refer to. */
-static __u32 vc_nr(const struct vc_tid *t)
+static __u32 vc_thread_nr_events(const struct vc_tid *t)
 {
 	return t && t->started ? t->nr_events : VCPUPERF_MAX_EVENTS;
 }
@@ -95,15 +96,15 @@ static void vc_started(struct vc_decoder *d, const struct vcpuperf_rec *rec,
 		       const struct vc_tid *t)
 {
 	const struct vcpuperf_started *s = (const void *)rec;
-	struct jw *w = d->events;
+	struct json_writer *w = d->events;
 
 	vc_event_begin(d, "perf_started", rec);
 	vc_event_id(d, rec, &s->id);
-	jw_key_str(w, "kind", vp_kind_name(s->kind));
-	jw_key_strn(w, "comm", s->comm, VCPUPERF_COMM_LEN);
-	vc_names(w, "events", t, s->nr_events, ~0U);
-	jw_key(w, "interval_ms");
-	jw_fixed(w, s->interval_ns, 6);
+	json_key_str(w, "kind", vp_kind_name(s->kind));
+	json_key_strn(w, "comm", s->comm, VCPUPERF_COMM_LEN);
+	vc_key_mask_names(w, "events", t, s->nr_events, ~0U);
+	json_key(w, "interval_ms");
+	json_fixed(w, s->interval_ns, 6);
 	vc_event_end(d);
 }
 
@@ -111,19 +112,19 @@ static void vc_unavailable(struct vc_decoder *d,
 			   const struct vcpuperf_rec *rec, struct vc_tid *t)
 {
 	const struct vcpuperf_unavailable *u = (const void *)rec;
-	struct jw *w = d->events;
+	struct json_writer *w = d->events;
 
 	if (t && u->event < 32)
 		t->exist_mask &= ~(1U << u->event);
 	vc_event_begin(d, "perf_unavailable", rec);
 	vc_event_id(d, rec, &u->id);
 	/* "event" is the line's own name: the counter's is "counter" */
-	jw_key_strn(w, "counter", u->name, VCPUPERF_NAME_LEN);
-	jw_key_u64(w, "index", u->event);
-	jw_key_str(w, "errno", vp_errno_name(u->error));
-	jw_key_s64(w, "error", u->error);
-	jw_key_str(w, "reason", vp_cause_name(u->cause));
-	jw_key_str(w, "detail", vp_cause_text(u->cause));
+	json_key_strn(w, "counter", u->name, VCPUPERF_NAME_LEN);
+	json_key_u64(w, "index", u->event);
+	json_key_str(w, "errno", vp_errno_name(u->error));
+	json_key_s64(w, "error", u->error);
+	json_key_str(w, "reason", vp_cause_name(u->cause));
+	json_key_str(w, "detail", vp_cause_text(u->cause));
 	vc_event_end(d);
 }
 
@@ -131,12 +132,12 @@ static void vc_first_row(struct vc_decoder *d,
 			 const struct vcpuperf_rec *rec, const struct vc_tid *t)
 {
 	const struct vcpuperf_first_row *f = (const void *)rec;
-	struct jw *w = d->events;
+	struct json_writer *w = d->events;
 
 	vc_event_begin(d, "perf_first_row", rec);
 	vc_event_id(d, rec, &f->id);
-	jw_key_bool(w, "counters_populated", f->counters_populated != 0);
-	vc_names(w, "counters", t, f->nr_events, f->populated_mask);
+	json_key_bool(w, "counters_populated", f->counters_populated != 0);
+	vc_key_mask_names(w, "counters", t, f->nr_events, f->populated_mask);
 	vc_event_end(d);
 }
 
@@ -145,13 +146,13 @@ static void vc_multiplexed(struct vc_decoder *d,
 			   const struct vc_tid *t)
 {
 	const struct vcpuperf_multiplexed *m = (const void *)rec;
-	struct jw *w = d->events;
+	struct json_writer *w = d->events;
 
 	vc_event_begin(d, "perf_multiplexed", rec);
 	vc_event_id(d, rec, &m->id);
-	vc_names(w, "events", t, vc_nr(t), m->mask);
-	jw_key(w, "min_running_ratio");
-	jw_fixed(w, m->min_ratio_ppm, 6);
+	vc_key_mask_names(w, "events", t, vc_thread_nr_events(t), m->mask);
+	json_key(w, "min_running_ratio");
+	json_fixed(w, m->min_ratio_ppm, 6);
 	vc_event_end(d);
 }
 
@@ -160,15 +161,15 @@ static void vc_no_counters(struct vc_decoder *d,
 			   const struct vc_tid *t)
 {
 	const struct vcpuperf_no_counters *n = (const void *)rec;
-	struct jw *w = d->events;
+	struct json_writer *w = d->events;
 
 	vc_event_begin(d, "perf_no_counters", rec);
 	vc_event_id(d, rec, &n->id);
-	jw_key_u64(w, "intervals_seen", n->intervals_seen);
-	jw_key_u64(w, "intervals_ran", n->intervals_ran);
-	jw_key_str(w, "reason", vp_cause_name(n->cause));
-	jw_key_str(w, "likely_cause", vp_cause_text(n->cause));
-	vc_names(w, "events", t, vc_nr(t), n->counting_mask);
+	json_key_u64(w, "intervals_seen", n->intervals_seen);
+	json_key_u64(w, "intervals_ran", n->intervals_ran);
+	json_key_str(w, "reason", vp_cause_name(n->cause));
+	json_key_str(w, "likely_cause", vp_cause_text(n->cause));
+	vc_key_mask_names(w, "events", t, vc_thread_nr_events(t), n->counting_mask);
 	vc_event_end(d);
 }
 
@@ -179,7 +180,7 @@ static void vc_vcpu_added(struct vc_decoder *d,
 
 	vc_event_begin(d, "perf_vcpu_added", rec);
 	vc_event_id(d, rec, &v->id);
-	jw_key_strn(d->events, "comm", v->comm, VCPUPERF_COMM_LEN);
+	json_key_strn(d->events, "comm", v->comm, VCPUPERF_COMM_LEN);
 	vc_event_end(d);
 }
 
@@ -188,41 +189,41 @@ static void vc_task_exited(struct vc_decoder *d,
 			   const struct vc_tid *t)
 {
 	const struct vcpuperf_task_exited *x = (const void *)rec;
-	struct jw *w = d->events;
+	struct json_writer *w = d->events;
 	__u32 i;
 
 	vc_event_begin(d, "perf_task_exited", rec);
 	vc_event_id(d, rec, &x->id);
-	jw_key(w, "final");
-	jw_begin(w, '{');
+	json_key(w, "final");
+	json_begin(w, '{');
 	for (i = 0; i < x->nr_events; i++) {
 		bool exists = !t || !t->started || (t->exist_mask & (1U << i));
 
-		jw_sep(w);
+		json_sep(w);
 		vc_event_name(w, t, i);
-		jw_need(w, 1);
-		jw_putc(w, ':');
+		json_need(w, 1);
+		json_putc(w, ':');
 		if (exists) {
-			jw_u64(w, x->counts[i].value);
+			json_u64(w, x->counts[i].value);
 		} else {
-			jw_need(w, 4);
-			jw_lit(w, "null");
+			json_need(w, 4);
+			json_lit(w, "null");
 		}
 	}
-	jw_end(w, '}');
-	vc_names(w, "exited", t, x->nr_events, x->exited_mask);
+	json_end(w, '}');
+	vc_key_mask_names(w, "exited", t, x->nr_events, x->exited_mask);
 	vc_event_end(d);
 }
 
 static void vc_dropped(struct vc_decoder *d, const struct vcpuperf_rec *rec)
 {
 	const struct vcpuperf_dropped *dr = (const void *)rec;
-	struct jw *w = d->events;
+	struct json_writer *w = d->events;
 
 	vc_event_begin(d, "perf_dropped", rec);
-	jw_key_u64(w, "count", dr->count);
-	jw_key_u64(w, "first_seq", dr->first_seq);
-	jw_key_u64(w, "total", dr->total);
+	json_key_u64(w, "count", dr->count);
+	json_key_u64(w, "first_seq", dr->first_seq);
+	json_key_u64(w, "total", dr->total);
 	vc_event_end(d);
 }
 
@@ -230,20 +231,20 @@ static void vc_finished(struct vc_decoder *d, const struct vcpuperf_rec *rec,
 			const struct vc_tid *t)
 {
 	const struct vcpuperf_finished *f = (const void *)rec;
-	struct jw *w = d->events;
+	struct json_writer *w = d->events;
 
 	vc_event_begin(d, "perf_finished", rec);
 	if (rec->tid) {
-		jw_key_str(w, "scope", "thread");
+		json_key_str(w, "scope", "thread");
 		vc_event_id(d, rec, &f->id);
 	} else {
-		jw_key_str(w, "scope", "session");
-		jw_key_u64(w, "targets", f->targets);
-		jw_key_u64(w, "drops", f->drops);
+		json_key_str(w, "scope", "session");
+		json_key_u64(w, "targets", f->targets);
+		json_key_u64(w, "drops", f->drops);
 	}
-	jw_key_u64(w, "intervals_seen", f->intervals_seen);
-	jw_key_u64(w, "intervals_with_values", f->intervals_with_values);
-	jw_key_u64(w, "rows", rec->tid ? (t ? t->rows : 0) : d->stats.rows);
+	json_key_u64(w, "intervals_seen", f->intervals_seen);
+	json_key_u64(w, "intervals_with_values", f->intervals_with_values);
+	json_key_u64(w, "rows", rec->tid ? (t ? t->rows : 0) : d->stats.rows);
 	vc_event_end(d);
 }
 
@@ -253,7 +254,7 @@ static void vc_detached(struct vc_decoder *d, const struct vcpuperf_rec *rec)
 
 	vc_event_begin(d, "perf_detached", rec);
 	vc_event_id(d, rec, &x->id);
-	jw_key_str(d->events, "reason", vp_detach_name(x->reason));
+	json_key_str(d->events, "reason", vp_detach_name(x->reason));
 	vc_event_end(d);
 }
 
@@ -311,11 +312,11 @@ void vc_lifecycle(struct vc_decoder *d, const struct vcpuperf_rec *rec)
 void vc_seq_gap(struct vc_decoder *d, const struct vcpuperf_rec *rec,
 		__u64 expected, bool explained)
 {
-	struct jw *w = d->events;
+	struct json_writer *w = d->events;
 
 	vc_event_begin(d, "perf_seq_gap", rec);
-	jw_key_u64(w, "expected", expected);
-	jw_key_u64(w, "got", rec->seq);
-	jw_key_bool(w, "explained", explained);
+	json_key_u64(w, "expected", expected);
+	json_key_u64(w, "got", rec->seq);
+	json_key_bool(w, "explained", explained);
 	vc_event_end(d);
 }

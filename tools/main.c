@@ -497,11 +497,12 @@ static void vc_signals_setup(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-static void vc_flush_all(struct jw *rows, struct jw *events, FILE *record)
+static void vc_flush_all(struct json_writer *rows,
+			 struct json_writer *events, FILE *record)
 {
-	jw_flush(rows);
+	json_flush(rows);
 	if (events != rows)
-		jw_flush(events);
+		json_flush(events);
 	if (record)
 		fflush(record);
 }
@@ -634,7 +635,7 @@ static int vc_attach(int ctl, const char *dir, const char *attach,
 static int vc_run(const struct vc_opts *o, const char *attach,
 		  __u64 interval_ns)
 {
-	struct jw rows, events_w, *events = &rows;
+	struct json_writer rows, events_w, *events = &rows;
 	FILE *out = NULL, *evout = NULL, *record = NULL;
 	struct vc_decoder d;
 	struct vc_files files;
@@ -654,11 +655,11 @@ static int vc_run(const struct vc_opts *o, const char *attach,
 	out = vc_open_out(o->out);
 	if (!out)
 		return VC_EXIT_RUNTIME;
-	if (jw_init(&rows, out, o->out ? o->out : "standard output"))
+	if (json_init(&rows, out, o->out ? o->out : "standard output"))
 		return VC_EXIT_RUNTIME;
 	if (o->events_out) {
 		evout = vc_open_out(o->events_out);
-		if (!evout || jw_init(&events_w, evout, o->events_out))
+		if (!evout || json_init(&events_w, evout, o->events_out))
 			return VC_EXIT_RUNTIME;
 		events = &events_w;
 	}
@@ -710,12 +711,12 @@ static int vc_run(const struct vc_opts *o, const char *attach,
 		fprintf(stderr, VC_NAME ": %llu sample(s) of threads without "
 			"a started record skipped\n",
 			(unsigned long long)d.stats.orphans);
-	if (jw_flush(&rows)) {
+	if (json_flush(&rows)) {
 		fprintf(stderr, VC_NAME ": writing %s: %s\n", rows.path,
 			strerror(rows.err));
 		rc = 1;
 	}
-	if (events != &rows && jw_flush(events)) {
+	if (events != &rows && json_flush(events)) {
 		fprintf(stderr, VC_NAME ": writing %s: %s\n", events->path,
 			strerror(events->err));
 		rc = 1;
@@ -740,9 +741,9 @@ static int vc_run(const struct vc_opts *o, const char *attach,
 	if (fd != STDIN_FILENO)
 		close(fd);
 	vc_dec_free(&d);
-	jw_free(&rows);
+	json_free(&rows);
 	if (events != &rows)
-		jw_free(events);
+		json_free(events);
 	return rc ? VC_EXIT_RUNTIME : VC_EXIT_OK;
 }
 

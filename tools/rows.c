@@ -6,71 +6,71 @@
  */
 #include "vcpuperf-cat.h"
 
-static void vc_opt_u64(struct jw *w, bool have, __u64 v)
+static void vc_opt_u64(struct json_writer *w, bool have, __u64 v)
 {
 	if (have) {
-		jw_u64(w, v);
+		json_u64(w, v);
 	} else {
-		jw_need(w, 4);
-		jw_lit(w, "null");
+		json_need(w, 4);
+		json_lit(w, "null");
 	}
 }
 
-static void vc_bool(struct jw *w, bool v)
+static void vc_bool(struct json_writer *w, bool v)
 {
-	jw_need(w, 5);
+	json_need(w, 5);
 	if (v)
-		jw_lit(w, "true");
+		json_lit(w, "true");
 	else
-		jw_lit(w, "false");
+		json_lit(w, "false");
 }
 
 /* A ratio of two event values, null unless both exist and b > 0. */
-static void vc_ratio(struct jw *w, int ia, int ib, const bool *have,
-		     const __u64 *val)
+static void vc_ratio(struct json_writer *w, int ia, int ib,
+		     const bool *have, const __u64 *val)
 {
 	if (ia < 0 || ib < 0 || !have[ia] || !have[ib] || !val[ib]) {
-		jw_need(w, 4);
-		jw_lit(w, "null");
+		json_need(w, 4);
+		json_lit(w, "null");
 		return;
 	}
-	jw_double(w, (double)val[ia] / (double)val[ib]);
+	json_double(w, (double)val[ia] / (double)val[ib]);
 }
 
-static void vc_raw(struct jw *w, const struct vc_tid *t,
+static void vc_raw(struct json_writer *w, const struct vc_tid *t,
 		   const struct vcpuperf_sample *s)
 {
 	__u32 i;
 
-	jw_need(w, 8);
-	jw_lit(w, ",\"raw\":{");
+	json_need(w, 8);
+	json_lit(w, ",\"raw\":{");
 	for (i = 0; i < s->nr_events; i++) {
 		const struct vcpuperf_count *c = &s->counts[i];
 
 		if (i) {
-			jw_need(w, 1);
-			jw_putc(w, ',');
+			json_need(w, 1);
+			json_putc(w, ',');
 		}
-		jw_strn(w, t->ev[i].name, VCPUPERF_NAME_LEN);
-		jw_need(w, 12);
-		jw_putc(w, ':');
+		json_strn(w, t->ev[i].name, VCPUPERF_NAME_LEN);
+		json_need(w, 12);
+		json_putc(w, ':');
 		if (!(s->counting_mask & (1U << i))) {
-			jw_lit(w, "null");
+			json_lit(w, "null");
 			continue;
 		}
-		jw_lit(w, "{\"value\":");
-		jw_u64(w, c->value);
-		jw_need(w, 12);
-		jw_lit(w, ",\"enabled\":");
-		jw_u64(w, c->enabled);
-		jw_need(w, 12);
-		jw_lit(w, ",\"running\":");
-		jw_u64(w, c->running);
-		jw_need(w, 1);
-		jw_putc(w, '}');
+		json_lit(w, "{\"value\":");
+		json_u64(w, c->value);
+		json_need(w, 12);
+		json_lit(w, ",\"enabled\":");
+		json_u64(w, c->enabled);
+		json_need(w, 12);
+		json_lit(w, ",\"running\":");
+		json_u64(w, c->running);
+		json_need(w, 1);
+		json_putc(w, '}');
 	}
-	jw_need(w, 1);
-	jw_putc(w, '}');
+	json_need(w, 1);
+	json_putc(w, '}');
 }
 
 /**
@@ -86,7 +86,7 @@ static void vc_raw(struct jw *w, const struct vc_tid *t,
 void vc_write_row(struct vc_decoder *d, struct vc_tid *t,
 		  const struct vcpuperf_sample *s)
 {
-	struct jw *w = d->rows;
+	struct json_writer *w = d->rows;
 	__u64 val[VCPUPERF_MAX_EVENTS];
 	bool have[VCPUPERF_MAX_EVENTS];
 	__u64 max_en = 0, min_run = ~0ULL;
@@ -114,72 +114,72 @@ void vc_write_row(struct vc_decoder *d, struct vc_tid *t,
 	}
 	t->exist_mask = s->counting_mask;
 
-	jw_need(w, 16);
-	jw_lit(w, "{\"t_mono_ns\":");
-	jw_s64(w, (long long)(s->rec.t_mono_ns - d->mono_origin));
-	jw_need(w, 16);
-	jw_lit(w, ",\"t_wall_ns\":");
-	jw_u64(w, s->rec.t_wall_ns);
-	jw_need(w, 80);
-	jw_lit(w, ",\"source\":\"vcpuperf\",\"available_in_deployment\":false"
-	       ",\"interval_s\":");
-	jw_fixed(w, s->interval_ns, 9);
-	jw_need(w, 16);
-	jw_lit(w, ",\"dt_ns\":");
+	json_need(w, 16);
+	json_lit(w, "{\"t_mono_ns\":");
+	json_s64(w, (long long)(s->rec.t_mono_ns - d->mono_origin));
+	json_need(w, 16);
+	json_lit(w, ",\"t_wall_ns\":");
+	json_u64(w, s->rec.t_wall_ns);
+	json_need(w, 80);
+	json_lit(w, ",\"source\":\"vcpuperf\",\"available_in_deployment\":false"
+		 ",\"interval_s\":");
+	json_fixed(w, s->interval_ns, 9);
+	json_need(w, 16);
+	json_lit(w, ",\"dt_ns\":");
 	if (t->have_prev_t) {
-		jw_s64(w, (long long)(s->rec.t_mono_ns - t->prev_t_mono));
+		json_s64(w, (long long)(s->rec.t_mono_ns - t->prev_t_mono));
 	} else {
-		jw_need(w, 4);
-		jw_lit(w, "null");
+		json_need(w, 4);
+		json_lit(w, "null");
 	}
-	jw_need(w, 16);
-	jw_lit(w, ",\"seq\":");
-	jw_u64(w, s->rec.seq);
-	jw_need(w, 16);
-	jw_lit(w, ",\"pid\":");
-	jw_u64(w, s->id.pid);
-	jw_need(w, 16);
-	jw_lit(w, ",\"tid\":");
-	jw_u64(w, s->rec.tid);
-	jw_need(w, 16);
-	jw_lit(w, ",\"vcpu\":");
+	json_need(w, 16);
+	json_lit(w, ",\"seq\":");
+	json_u64(w, s->rec.seq);
+	json_need(w, 16);
+	json_lit(w, ",\"pid\":");
+	json_u64(w, s->id.pid);
+	json_need(w, 16);
+	json_lit(w, ",\"tid\":");
+	json_u64(w, s->rec.tid);
+	json_need(w, 16);
+	json_lit(w, ",\"vcpu\":");
 	if (s->id.vcpu == VCPUPERF_NO_VCPU)
-		jw_lit(w, "null");
+		json_lit(w, "null");
 	else
-		jw_s64(w, s->id.vcpu);
-	jw_need(w, 16);
-	jw_lit(w, ",\"ran\":");
+		json_s64(w, s->id.vcpu);
+	json_need(w, 16);
+	json_lit(w, ",\"ran\":");
 	if (exist)
 		vc_bool(w, ran);
 	else
-		jw_lit(w, "null");
+		json_lit(w, "null");
 	for (i = 0; i < s->nr_events; i++) {
-		jw_need(w, VC_KEY_LEN);
-		jw_mem(w, t->key[i], t->key_len[i]);
+		json_need(w, VC_KEY_LEN);
+		json_mem(w, t->key[i], t->key_len[i]);
 		vc_opt_u64(w, have[i], val[i]);
 	}
-	jw_need(w, 16);
-	jw_lit(w, ",\"ipc\":");
+	json_need(w, 16);
+	json_lit(w, ",\"ipc\":");
 	vc_ratio(w, t->i_insns, t->i_cycles, have, val);
-	jw_need(w, 24);
-	jw_lit(w, ",\"cache_miss_rate\":");
+	json_need(w, 24);
+	json_lit(w, ",\"cache_miss_rate\":");
 	vc_ratio(w, t->i_misses, t->i_refs, have, val);
-	jw_need(w, 24);
-	jw_lit(w, ",\"time_enabled_ns\":");
+	json_need(w, 24);
+	json_lit(w, ",\"time_enabled_ns\":");
 	vc_opt_u64(w, exist, max_en);
-	jw_need(w, 24);
-	jw_lit(w, ",\"time_running_ns\":");
+	json_need(w, 24);
+	json_lit(w, ",\"time_running_ns\":");
 	vc_opt_u64(w, exist, min_run);
-	jw_need(w, 24);
-	jw_lit(w, ",\"multiplexed\":");
+	json_need(w, 24);
+	json_lit(w, ",\"multiplexed\":");
 	vc_bool(w, mux);
-	jw_need(w, 24);
-	jw_lit(w, ",\"read_window_ns\":");
-	jw_u64(w, s->read_window_ns);
+	json_need(w, 24);
+	json_lit(w, ",\"read_window_ns\":");
+	json_u64(w, s->read_window_ns);
 	if (d->raw)
 		vc_raw(w, t, s);
-	jw_need(w, 2);
-	jw_lit(w, "}\n");
+	json_need(w, 2);
+	json_lit(w, "}\n");
 
 	t->have_prev_t = true;
 	t->prev_t_mono = s->rec.t_mono_ns;

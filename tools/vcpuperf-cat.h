@@ -33,12 +33,12 @@
 
 /* ---- jsonl.c ---------------------------------------------------------- */
 
-#define VC_JW_BUFSZ	(1024U * 1024U)	/* output buffer */
-#define VC_JW_SLACK	(64U * 1024U)	/* room one line may need at most */
-#define VC_JW_DEPTH	8		/* object/array nesting */
+#define VC_JSON_BUFSZ	(1024U * 1024U)	/* output buffer */
+#define VC_JSON_SLACK	(64U * 1024U)	/* room one line may need at most */
+#define VC_JSON_DEPTH	8		/* object/array nesting */
 
 /**
- * struct jw - a JSON lines writer into a large buffer
+ * struct json_writer - a JSON lines writer into a large buffer
  * @fp:		output stream (written with fwrite in big chunks)
  * @path:	its name, for error messages
  * @buf:	pending output
@@ -48,63 +48,64 @@
  * @first:	per level: nothing written yet at this level (no comma)
  * @err:	errno of the first failed write, 0 if none
  */
-struct jw {
+struct json_writer {
 	FILE *fp;
 	const char *path;
 	char *buf;
 	size_t len;
 	size_t cap;
 	int depth;
-	bool first[VC_JW_DEPTH];
+	bool first[VC_JSON_DEPTH];
 	int err;
 };
 
-int jw_init(struct jw *w, FILE *fp, const char *path);
-void jw_free(struct jw *w);
-int jw_flush(struct jw *w);
-void jw_make_room(struct jw *w, size_t n);
+int json_init(struct json_writer *w, FILE *fp, const char *path);
+void json_free(struct json_writer *w);
+int json_flush(struct json_writer *w);
+void json_make_room(struct json_writer *w, size_t n);
 
 /* Make sure @n more bytes fit (flushing if need be). */
-static inline void jw_need(struct jw *w, size_t n)
+static inline void json_need(struct json_writer *w, size_t n)
 {
 	if (w->cap - w->len < n)
-		jw_make_room(w, n);
+		json_make_room(w, n);
 }
 
-static inline void jw_putc(struct jw *w, char c)
+static inline void json_putc(struct json_writer *w, char c)
 {
 	w->buf[w->len++] = c;
 }
 
-static inline void jw_mem(struct jw *w, const void *s, size_t n)
+static inline void json_mem(struct json_writer *w, const void *s, size_t n)
 {
 	memcpy(w->buf + w->len, s, n);
 	w->len += n;
 }
 
-#define jw_lit(w, s)	jw_mem((w), (s), sizeof(s) - 1)
+#define json_lit(w, s)	json_mem((w), (s), sizeof(s) - 1)
 
-void jw_u64(struct jw *w, __u64 v);
-void jw_s64(struct jw *w, long long v);
-void jw_fixed(struct jw *w, __u64 v, unsigned int scale_digits);
-void jw_double(struct jw *w, double v);
-void jw_strn(struct jw *w, const char *s, size_t n);
-void jw_str(struct jw *w, const char *s);
-size_t jw_escape(char *out, size_t outlen, const char *s, size_t n);
+void json_u64(struct json_writer *w, __u64 v);
+void json_s64(struct json_writer *w, long long v);
+void json_fixed(struct json_writer *w, __u64 v, unsigned int scale_digits);
+void json_double(struct json_writer *w, double v);
+void json_strn(struct json_writer *w, const char *s, size_t n);
+void json_str(struct json_writer *w, const char *s);
+size_t json_escape(char *out, size_t outlen, const char *s, size_t n);
 
-void jw_begin(struct jw *w, char open);
-void jw_end(struct jw *w, char close);
-void jw_key(struct jw *w, const char *key);
-void jw_sep(struct jw *w);
-void jw_line_end(struct jw *w);
+void json_begin(struct json_writer *w, char open);
+void json_end(struct json_writer *w, char close);
+void json_key(struct json_writer *w, const char *key);
+void json_sep(struct json_writer *w);
+void json_line_end(struct json_writer *w);
 
-void jw_key_u64(struct jw *w, const char *key, __u64 v);
-void jw_key_s64(struct jw *w, const char *key, long long v);
-void jw_key_str(struct jw *w, const char *key, const char *s);
-void jw_key_strn(struct jw *w, const char *key, const char *s, size_t n);
-void jw_key_bool(struct jw *w, const char *key, bool v);
-void jw_key_null(struct jw *w, const char *key);
-void jw_key_double(struct jw *w, const char *key, double v);
+void json_key_u64(struct json_writer *w, const char *key, __u64 v);
+void json_key_s64(struct json_writer *w, const char *key, long long v);
+void json_key_str(struct json_writer *w, const char *key, const char *s);
+void json_key_strn(struct json_writer *w, const char *key, const char *s,
+		   size_t n);
+void json_key_bool(struct json_writer *w, const char *key, bool v);
+void json_key_null(struct json_writer *w, const char *key);
+void json_key_double(struct json_writer *w, const char *key, double v);
 
 /* ---- decode.c --------------------------------------------------------- */
 
@@ -194,8 +195,8 @@ struct vc_stats {
  * @fatal:	the stream cannot be decoded further
  */
 struct vc_decoder {
-	struct jw *rows;
-	struct jw *events;
+	struct json_writer *rows;
+	struct json_writer *events;
 	__u64 mono_origin;
 	bool raw;
 	unsigned char *buf;
@@ -212,8 +213,8 @@ struct vc_decoder {
 	bool fatal;
 };
 
-int vc_dec_init(struct vc_decoder *d, struct jw *rows, struct jw *events,
-		__u64 mono_origin, bool raw);
+int vc_dec_init(struct vc_decoder *d, struct json_writer *rows,
+		struct json_writer *events, __u64 mono_origin, bool raw);
 void vc_dec_free(struct vc_decoder *d);
 void *vc_dec_space(struct vc_decoder *d, size_t *room);
 int vc_dec_commit(struct vc_decoder *d, size_t n);
