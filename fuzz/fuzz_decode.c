@@ -329,6 +329,7 @@ static void decode(const uint8_t *data, size_t size, bool split,
 	FILE *rows_fp, *ev_fp = NULL;
 	struct json_writer rows, events_w, *events = &rows;
 	struct vc_decoder d;
+	struct vc_jsonl jsonl;
 	uint32_t state = (uint32_t)size;
 	size_t off = 0;
 	bool raw = (size >> 3) & 1, sep = (size >> 4) & 1;
@@ -345,7 +346,8 @@ static void decode(const uint8_t *data, size_t size, bool split,
 		fz_small_writer(&events_w);
 		events = &events_w;
 	}
-	FZ_CHECK(!vc_dec_init(&d, &rows, events, 0, raw), "vc_dec_init");
+	vc_jsonl_init(&jsonl, &rows, events, 0, raw);
+	FZ_CHECK(!vc_dec_init(&d, &jsonl.sink), "vc_dec_init");
 	fz_small_dec(&d);
 
 	for (;;) {

@@ -279,6 +279,28 @@ void json_str(struct json_writer *w, const char *s)
 }
 
 /**
+ * json_bool() - append true or false
+ * @w:		the writer
+ * @v:		the value
+ */
+void json_bool(struct json_writer *w, bool v)
+{
+	if (v)
+		json_put_lit(w, "true");
+	else
+		json_put_lit(w, "false");
+}
+
+/**
+ * json_null() - append null
+ * @w:		the writer
+ */
+void json_null(struct json_writer *w)
+{
+	json_put_lit(w, "null");
+}
+
+/**
  * json_begin() - open an object or array
  * @w:		the writer
  * @open:	'{' or '['
@@ -412,11 +434,7 @@ void json_key_strn(struct json_writer *w, const char *key, const char *s,
 void json_key_bool(struct json_writer *w, const char *key, bool v)
 {
 	json_key(w, key);
-	json_need(w, 5);
-	if (v)
-		json_lit(w, "true");
-	else
-		json_lit(w, "false");
+	json_bool(w, v);
 }
 
 /**
@@ -427,8 +445,7 @@ void json_key_bool(struct json_writer *w, const char *key, bool v)
 void json_key_null(struct json_writer *w, const char *key)
 {
 	json_key(w, key);
-	json_need(w, 4);
-	json_lit(w, "null");
+	json_null(w);
 }
 
 /**

@@ -515,6 +515,8 @@ static void vc_flush_all(struct json_writer *rows,
  * @record:	copy of the raw bytes, or NULL
  * @deadline:	CLOCK_MONOTONIC ns to stop at, 0 for none
  * @d:		the decoder
+ * @rows:	writer of its rows
+ * @events:	writer of its lifecycle lines (may be @rows)
  */
 struct vc_loop {
 	int fd;
@@ -523,6 +525,8 @@ struct vc_loop {
 	FILE *record;
 	__u64 deadline;
 	struct vc_decoder *d;
+	struct json_writer *rows;
+	struct json_writer *events;
 };
 
 /* Read until EOF, a fatal decode error or an interruption: 0 or 1. */
@@ -574,10 +578,10 @@ static int vc_read_loop(struct vc_loop *l)
 			}
 			if (vc_dec_commit(d, (size_t)n))
 				return 1;
-			if (d->rows->err || d->events->err)
+			if (l->rows->err || l->events->err)
 				return 1;	/* reported by the caller */
 			if (now - flushed >= VC_FLUSH_MAX_NS) {
-				vc_flush_all(d->rows, d->events, l->record);
+				vc_flush_all(l->rows, l->events, l->record);
 				flushed = now;
 			}
 			continue;
@@ -590,7 +594,7 @@ static int vc_read_loop(struct vc_loop *l)
 			struct pollfd pfd = { .fd = l->fd, .events = POLLIN };
 			int timeout = VC_POLL_MAX_MS;
 
-			vc_flush_all(d->rows, d->events, l->record);
+			vc_flush_all(l->rows, l->events, l->record);
 			flushed = now;
 			if (!stop && l->deadline) {
 				__u64 left = l->deadline > now ?
@@ -638,6 +642,7 @@ static int vc_run(const struct vc_opts *o, const char *attach,
 	struct json_writer rows, events_w, *events = &rows;
 	FILE *out = NULL, *evout = NULL, *record = NULL;
 	struct vc_decoder d;
+	struct vc_jsonl jsonl;
 	struct vc_files files;
 	struct vc_loop l;
 	char ivl[32];
@@ -672,7 +677,8 @@ static int vc_run(const struct vc_opts *o, const char *attach,
 		}
 		setvbuf(record, NULL, _IOFBF, 1U << 20);
 	}
-	if (vc_dec_init(&d, &rows, events, o->mono_origin, o->raw)) {
+	vc_jsonl_init(&jsonl, &rows, events, o->mono_origin, o->raw);
+	if (vc_dec_init(&d, &jsonl.sink)) {
 		fprintf(stderr, VC_NAME ": out of memory\n");
 		return VC_EXIT_RUNTIME;
 	}
@@ -683,6 +689,8 @@ static int vc_run(const struct vc_opts *o, const char *attach,
 	l.dir = o->dir;
 	l.record = record;
 	l.d = &d;
+	l.rows = &rows;
+	l.events = events;
 	if (o->kind) {
 		if (o->interval)
 			vp_format_duration(ivl, sizeof(ivl), interval_ns);
