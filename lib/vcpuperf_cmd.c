@@ -7,10 +7,6 @@
  */
 #include "vcpuperf_lib.h"
 
-#define VP_NS_PER_US	1000ULL
-#define VP_NS_PER_MS	1000000ULL
-#define VP_NS_PER_S	1000000000ULL
-
 struct vp_token {
 	const char *s;
 	size_t len;

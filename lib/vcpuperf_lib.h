@@ -12,6 +12,11 @@
 #include "../include/uapi/vcpuperf.h"
 
 #define VP_ERR_LEN	160	/* room for a parse error message */
+
+/* Nanoseconds per unit, for the module and the tool alike. */
+#define VP_NS_PER_US	1000ULL
+#define VP_NS_PER_MS	1000000ULL
+#define VP_NS_PER_S	1000000000ULL
 #define VP_TP_LEN	64	/* tracepoint subsystem or event name */
 
 enum vp_op {

@@ -10,7 +10,9 @@
  * rows.c	one JSONL row per sample record
  * lifecycle.c	one JSON line per lifecycle record (perf_started, ...)
  * control.c	debugfs paths, control writes, status, error advice
- * main.c	options, signals, the read loop
+ * options.c	the command line, --help, checks before any I/O
+ * loop.c	the read loop: signals, stop, polling, flushing
+ * main.c	a run: open the stream and outputs, attach, read, report
  */
 #ifndef _VCPUPERF_CAT_H
 #define _VCPUPERF_CAT_H
@@ -353,6 +355,84 @@ void vc_write_lifecycle(struct vc_sink *sink, const struct vcpuperf_rec *rec,
 			const struct vc_tid *t, __u64 rows);
 void vc_write_seq_gap(struct vc_sink *sink, const struct vcpuperf_rec *rec,
 		      __u64 expected, bool explained);
+
+/* ---- options.c -------------------------------------------------------- */
+
+/**
+ * struct vc_opts - the command line
+ * @kind:	VCPUPERF_TARGET_* of --qemu, --pid or --tid; 0 for none
+ * @ids:	its argument
+ * @no_attach:	--no-attach
+ * @events:	--events, or NULL
+ * @interval:	--interval as given, or NULL
+ * @mods:	keyword modifiers (guest_only ...) as VCPUPERF_MOD_*
+ * @duration_ns: --duration, 0 for none
+ * @out:	-o, or NULL for stdout
+ * @events_out:	--events-out, or NULL for inline
+ * @raw:	--raw
+ * @mono_origin: --mono-origin
+ * @dir:	--debugfs
+ * @device:	--device
+ * @replay:	--replay
+ * @record:	--record
+ */
+struct vc_opts {
+	enum vcpuperf_target_kind kind;
+	const char *ids;
+	bool no_attach;
+	const char *events;
+	const char *interval;
+	__u32 mods;
+	__u64 duration_ns;
+	const char *out;
+	const char *events_out;
+	bool raw;
+	__u64 mono_origin;
+	const char *dir;
+	const char *device;
+	const char *replay;
+	const char *record;
+};
+
+int vc_parse_args(int argc, char **argv, struct vc_opts *o);
+int vc_validate(const struct vc_opts *o, char *attach, size_t len,
+		__u64 *interval_ns);
+
+/* ---- loop.c ----------------------------------------------------------- */
+
+/**
+ * struct vc_loop - the read loop: its inputs, then its own state
+ * @fd:		stream (non-blocking unless replayed)
+ * @ctl:	where commands go, -1 when no stop is to be sent
+ * @dir:	debugfs directory
+ * @record:	copy of the raw bytes, or NULL
+ * @deadline:	CLOCK_MONOTONIC ns to stop at, 0 for none
+ * @d:		the decoder
+ * @rows:	writer of its rows
+ * @events:	writer of its lifecycle lines (may be @rows)
+ * @flushed:	when the output was last written out
+ * @stopping:	stop was sent: read on to the end of the stream
+ * @stop_by:	give up waiting for the end of the stream at this time
+ * @spurious:	reads in a row that found nothing after poll said ready
+ */
+struct vc_loop {
+	int fd;
+	int ctl;
+	const char *dir;
+	FILE *record;
+	__u64 deadline;
+	struct vc_decoder *d;
+	struct json_writer *rows;
+	struct json_writer *events;
+	__u64 flushed;
+	bool stopping;
+	__u64 stop_by;
+	int spurious;
+};
+
+void vc_signals_setup(void);
+__u64 vc_now_ns(void);
+int vc_read_loop(struct vc_loop *l);
 
 /* ---- control.c -------------------------------------------------------- */
 
