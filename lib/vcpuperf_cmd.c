@@ -7,10 +7,29 @@
  */
 #include "vcpuperf_lib.h"
 
+/* A decimal id is a pid_t: positive, at most 2^31 - 1 (ten digits). */
+#define VP_ID_MAX		0x7fffffffULL
+#define VP_ID_MAX_DIGITS	10
+
+/* Digits of a duration read at most: the value cannot overflow. */
+#define VP_DURATION_MAX_DIGITS	12
+
+/* How much of a rejected word an error message quotes. */
+#define VP_QUOTE_ID		16
+#define VP_QUOTE_ARG		32
+#define VP_QUOTE_INTERVAL	24
+#define VP_QUOTE_CMD		16
+
 struct vp_token {
 	const char *s;
 	size_t len;
 };
+
+/* The length to quote of a token, as a "%.*s" precision. */
+static int vp_quote_len(const struct vp_token *tok, size_t max)
+{
+	return (int)(tok->len > max ? max : tok->len);
+}
 
 static bool vp_space(char c)
 {
@@ -59,14 +78,14 @@ static int vp_parse_id(const char *s, size_t len, __u32 *id)
 	__u64 v = 0;
 	size_t i;
 
-	if (!len || len > 10 || s[0] == '0')
+	if (!len || len > VP_ID_MAX_DIGITS || s[0] == '0')
 		return -EINVAL;
 	for (i = 0; i < len; i++) {
 		if (s[i] < '0' || s[i] > '9')
 			return -EINVAL;
 		v = v * 10 + (__u64)(s[i] - '0');
 	}
-	if (v > 0x7fffffffULL)
+	if (v > VP_ID_MAX)
 		return -EINVAL;
 	*id = (__u32)v;
 	return 0;
@@ -90,10 +109,11 @@ static int vp_parse_ids(const struct vp_token *val, struct vp_cmd *cmd,
 			return -E2BIG;
 		}
 		if (vp_parse_id(val->s + start, pos - start, &id)) {
+			struct vp_token bad = { val->s + start, pos - start };
+
 			snprintf(err, errlen,
 				 "bad id '%.*s': want a positive decimal",
-				 (int)(pos - start > 16 ? 16 : pos - start),
-				 val->s + start);
+				 vp_quote_len(&bad, VP_QUOTE_ID), bad.s);
 			return -EINVAL;
 		}
 		for (i = 0; i < cmd->nr_ids; i++) {
@@ -180,68 +200,75 @@ static const char *vp_mod_word(__u32 mod)
 	return "?";
 }
 
-static int vp_parse_attach(const char *buf, size_t len, size_t pos,
-			   struct vp_cmd *cmd, char *err, size_t errlen)
+/* events=LIST: at most once per command. */
+static int vp_parse_events_arg(const struct vp_token *val, struct vp_cmd *cmd,
+			       char *err, size_t errlen)
 {
-	struct vp_token tok, val;
-	__u32 i, mod;
+	if (cmd->events_given) {
+		snprintf(err, errlen, "events= given twice");
+		return -EINVAL;
+	}
+	cmd->events_given = true;
+	return vp_parse_event_list(val->s, val->len, cmd->events,
+				   &cmd->nr_events, err, errlen);
+}
+
+/* A modifier word: at most once per command. */
+static int vp_parse_mod_word(const struct vp_token *tok, struct vp_cmd *cmd,
+			     char *err, size_t errlen)
+{
+	__u32 mod = vp_mod_from_word(tok);
+
+	if (!mod) {
+		snprintf(err, errlen, "unknown attach argument '%.*s'",
+			 vp_quote_len(tok, VP_QUOTE_ARG), tok->s);
+		return -EINVAL;
+	}
+	if (cmd->mods & mod) {
+		snprintf(err, errlen, "%s given twice", vp_mod_word(mod));
+		return -EINVAL;
+	}
+	cmd->mods |= mod;
+	return 0;
+}
+
+/* One argument of attach: a target, events= or a modifier word. */
+static int vp_parse_attach_arg(const struct vp_token *tok, struct vp_cmd *cmd,
+			       char *err, size_t errlen)
+{
+	struct vp_token val;
 	int ret;
 
-	while (vp_next_token(buf, len, &pos, &tok)) {
-		ret = vp_parse_target(&tok, cmd, err, errlen);
-		if (ret <= 0) {
-			if (ret)
-				return ret;
-			continue;
-		}
-		if (vp_tok_key(&tok, "events", &val)) {
-			if (cmd->events_given) {
-				snprintf(err, errlen, "events= given twice");
-				return -EINVAL;
-			}
-			cmd->events_given = true;
-			ret = vp_parse_event_list(val.s, val.len, cmd->events,
-						  &cmd->nr_events, err,
-						  errlen);
-			if (ret)
-				return ret;
-			continue;
-		}
-		mod = vp_mod_from_word(&tok);
-		if (!mod) {
-			snprintf(err, errlen, "unknown attach argument '%.*s'",
-				 (int)(tok.len > 32 ? 32 : tok.len), tok.s);
-			return -EINVAL;
-		}
-		if (cmd->mods & mod) {
-			snprintf(err, errlen, "%s given twice", vp_mod_word(mod));
-			return -EINVAL;
-		}
-		cmd->mods |= mod;
-	}
-	if (!cmd->kind) {
-		snprintf(err, errlen, "attach needs tid=, pid= or qemu=");
-		return -EINVAL;
-	}
-	mod = vp_mods_conflict(cmd->mods);
-	if (mod) {
-		__u32 second = mod & (mod - 1);
+	ret = vp_parse_target(tok, cmd, err, errlen);
+	if (ret <= 0)
+		return ret;
+	if (vp_tok_key(tok, "events", &val))
+		return vp_parse_events_arg(&val, cmd, err, errlen);
+	return vp_parse_mod_word(tok, cmd, err, errlen);
+}
 
-		snprintf(err, errlen, "%s and %s exclude each other",
-			 vp_mod_word(mod ^ second), vp_mod_word(second));
-		return -EINVAL;
+/* Without events=, the default set. */
+static int vp_default_event_set(struct vp_cmd *cmd, char *err, size_t errlen)
+{
+	__u32 i;
+	int ret;
+
+	for (i = 0; i < VP_NR_DEFAULT_EVENTS; i++) {
+		ret = vp_parse_event(vp_default_events[i],
+				     strlen(vp_default_events[i]),
+				     &cmd->events[i], err, errlen);
+		if (ret)
+			return ret;
 	}
-	if (!cmd->events_given) {
-		for (i = 0; i < VP_NR_DEFAULT_EVENTS; i++) {
-			ret = vp_parse_event(vp_default_events[i],
-					     strlen(vp_default_events[i]),
-					     &cmd->events[i], err, errlen);
-			if (ret)
-				return ret;
-		}
-		cmd->nr_events = VP_NR_DEFAULT_EVENTS;
-	}
-	/* Keyword modifiers apply to every event, on top of its suffix. */
+	cmd->nr_events = VP_NR_DEFAULT_EVENTS;
+	return 0;
+}
+
+/* Keyword modifiers apply to every event, on top of its suffix. */
+static int vp_apply_cmd_mods(struct vp_cmd *cmd, char *err, size_t errlen)
+{
+	__u32 i;
+
 	for (i = 0; i < cmd->nr_events; i++) {
 		__u32 mods = cmd->events[i].desc.mods | cmd->mods;
 
@@ -254,6 +281,38 @@ static int vp_parse_attach(const char *buf, size_t len, size_t pos,
 		cmd->events[i].desc.mods = mods;
 	}
 	return 0;
+}
+
+static int vp_parse_attach(const char *buf, size_t len, size_t pos,
+			   struct vp_cmd *cmd, char *err, size_t errlen)
+{
+	struct vp_token tok;
+	__u32 clash;
+	int ret;
+
+	while (vp_next_token(buf, len, &pos, &tok)) {
+		ret = vp_parse_attach_arg(&tok, cmd, err, errlen);
+		if (ret)
+			return ret;
+	}
+	if (!cmd->kind) {
+		snprintf(err, errlen, "attach needs tid=, pid= or qemu=");
+		return -EINVAL;
+	}
+	clash = vp_mods_conflict(cmd->mods);
+	if (clash) {
+		__u32 second = clash & (clash - 1);
+
+		snprintf(err, errlen, "%s and %s exclude each other",
+			 vp_mod_word(clash ^ second), vp_mod_word(second));
+		return -EINVAL;
+	}
+	if (!cmd->events_given) {
+		ret = vp_default_event_set(cmd, err, errlen);
+		if (ret)
+			return ret;
+	}
+	return vp_apply_cmd_mods(cmd, err, errlen);
 }
 
 static int vp_parse_detach(const char *buf, size_t len, size_t pos,
@@ -300,7 +359,7 @@ int vp_parse_duration(const char *s, size_t len, __u64 *ns)
 
 	while (digits < len && s[digits] >= '0' && s[digits] <= '9')
 		digits++;
-	if (!digits || digits > 12)
+	if (!digits || digits > VP_DURATION_MAX_DIGITS)
 		return -EINVAL;
 	for (i = 0; i < digits; i++)
 		v = v * 10 + (__u64)(s[i] - '0');
@@ -343,33 +402,12 @@ int vp_format_duration(char *buf, size_t len, __u64 ns)
 			(unsigned long long)(ns / VP_NS_PER_US));
 }
 
-/**
- * vp_parse_cmd() - parse one control command
- * @buf:	the bytes written, not NUL terminated
- * @len:	their number
- * @cmd:	filled in on success (zeroed first in any case)
- * @err:	why the command was rejected
- * @errlen:	size of @err
- *
- * One command per call; a single trailing newline is allowed.
- *
- * Return: 0 or a negative errno as documented in the uapi header.
- */
-int vp_parse_cmd(const char *buf, size_t len, struct vp_cmd *cmd,
-		 char *err, size_t errlen)
+/* Printable ASCII and tabs only, and no second line. */
+static int vp_check_bytes(const char *buf, size_t len, char *err,
+			  size_t errlen)
 {
-	struct vp_token tok;
-	size_t pos = 0, i;
+	size_t i;
 
-	memset(cmd, 0, sizeof(*cmd));
-	err[0] = '\0';
-	if (len > VCPUPERF_CMD_MAX) {
-		snprintf(err, errlen, "command longer than %d bytes",
-			 VCPUPERF_CMD_MAX);
-		return -E2BIG;
-	}
-	if (len && buf[len - 1] == '\n')
-		len--;
 	for (i = 0; i < len; i++) {
 		unsigned char c = buf[i];
 
@@ -386,6 +424,62 @@ int vp_parse_cmd(const char *buf, size_t len, struct vp_cmd *cmd,
 			return -EINVAL;
 		}
 	}
+	return 0;
+}
+
+static int vp_parse_interval(const char *buf, size_t len, size_t pos,
+			     struct vp_cmd *cmd, char *err, size_t errlen)
+{
+	struct vp_token tok;
+
+	if (!vp_next_token(buf, len, &pos, &tok)) {
+		snprintf(err, errlen, "interval needs a duration");
+		return -EINVAL;
+	}
+	if (vp_parse_duration(tok.s, tok.len, &cmd->interval_ns)) {
+		snprintf(err, errlen,
+			 "bad interval '%.*s': want 1ms..60s as N[us|ms|s]",
+			 vp_quote_len(&tok, VP_QUOTE_INTERVAL), tok.s);
+		return -EINVAL;
+	}
+	if (vp_next_token(buf, len, &pos, &tok)) {
+		snprintf(err, errlen, "interval takes one argument");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/**
+ * vp_parse_cmd() - parse one control command
+ * @buf:	the bytes written, not NUL terminated
+ * @len:	their number
+ * @cmd:	filled in on success (zeroed first in any case)
+ * @err:	why the command was rejected
+ * @errlen:	size of @err
+ *
+ * One command per call; a single trailing newline is allowed.
+ *
+ * Return: 0 or a negative errno as documented in the uapi header.
+ */
+int vp_parse_cmd(const char *buf, size_t len, struct vp_cmd *cmd,
+		 char *err, size_t errlen)
+{
+	struct vp_token tok;
+	size_t pos = 0;
+	int ret;
+
+	memset(cmd, 0, sizeof(*cmd));
+	err[0] = '\0';
+	if (len > VCPUPERF_CMD_MAX) {
+		snprintf(err, errlen, "command longer than %d bytes",
+			 VCPUPERF_CMD_MAX);
+		return -E2BIG;
+	}
+	if (len && buf[len - 1] == '\n')
+		len--;
+	ret = vp_check_bytes(buf, len, err, errlen);
+	if (ret)
+		return ret;
 	if (!vp_next_token(buf, len, &pos, &tok)) {
 		snprintf(err, errlen, "empty command");
 		return -EINVAL;
@@ -400,21 +494,7 @@ int vp_parse_cmd(const char *buf, size_t len, struct vp_cmd *cmd,
 	}
 	if (vp_tok_is(&tok, "interval")) {
 		cmd->op = VP_OP_INTERVAL;
-		if (!vp_next_token(buf, len, &pos, &tok)) {
-			snprintf(err, errlen, "interval needs a duration");
-			return -EINVAL;
-		}
-		if (vp_parse_duration(tok.s, tok.len, &cmd->interval_ns)) {
-			snprintf(err, errlen,
-				 "bad interval '%.*s': want 1ms..60s as N[us|ms|s]",
-				 (int)(tok.len > 24 ? 24 : tok.len), tok.s);
-			return -EINVAL;
-		}
-		if (vp_next_token(buf, len, &pos, &tok)) {
-			snprintf(err, errlen, "interval takes one argument");
-			return -EINVAL;
-		}
-		return 0;
+		return vp_parse_interval(buf, len, pos, cmd, err, errlen);
 	}
 	if (vp_tok_is(&tok, "stop")) {
 		cmd->op = VP_OP_STOP;
@@ -425,7 +505,7 @@ int vp_parse_cmd(const char *buf, size_t len, struct vp_cmd *cmd,
 		return 0;
 	}
 	snprintf(err, errlen, "unknown command '%.*s'",
-		 (int)(tok.len > 16 ? 16 : tok.len), tok.s);
+		 vp_quote_len(&tok, VP_QUOTE_CMD), tok.s);
 	return -EINVAL;
 }
 

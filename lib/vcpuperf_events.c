@@ -368,6 +368,98 @@ static bool vp_type_config(const char *s, size_t len, __u32 *type,
 	return true;
 }
 
+/* The form parsers below return this when the name is not of their form. */
+#define VP_OTHER_FORM	1
+
+/* NAME[:MODS]: a perf event name (symbolic, cache or raw). */
+static int vp_parse_named(const char *s, size_t len, const char *colon,
+			  struct vp_event_spec *ev, __u32 *mods,
+			  char *err, size_t errlen)
+{
+	if (!colon)
+		return vp_symbol(s, len, &ev->desc.type, &ev->desc.config) ?
+		       0 : VP_OTHER_FORM;
+	if (!vp_symbol(s, colon - s, &ev->desc.type, &ev->desc.config))
+		return VP_OTHER_FORM;
+	if (vp_parse_mods(colon + 1, len - (colon - s) - 1, mods)) {
+		snprintf(err, errlen, "bad modifier in event '%s'",
+			 ev->desc.name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* TYPE:CONFIG[:MODS], both numbers. */
+static int vp_parse_numeric(const char *s, size_t len, const char *colon,
+			    struct vp_event_spec *ev, __u32 *mods)
+{
+	const char *last;
+	size_t n = len;
+	__u32 m = 0;
+
+	if (!colon || s[0] < '0' || s[0] > '9')
+		return VP_OTHER_FORM;
+	last = vp_memrchr(s, len, ':');
+	if (last != colon && !vp_parse_mods(last + 1, len - (last - s) - 1, &m))
+		n = last - s;
+	/* Not numeric: a tracepoint subsystem may start with a digit. */
+	if (!vp_type_config(s, n, &ev->desc.type, &ev->desc.config))
+		return VP_OTHER_FORM;
+	*mods = m;
+	return 0;
+}
+
+/* SUBSYS:NAME[:MODS], resolved by the module. */
+static int vp_parse_tracepoint(const char *s, size_t len, const char *colon,
+			       struct vp_event_spec *ev, __u32 *mods,
+			       char *err, size_t errlen)
+{
+	const char *last;
+	size_t sys_len, base = len;
+
+	if (!colon)
+		return VP_OTHER_FORM;
+	last = vp_memrchr(s, len, ':');
+	sys_len = colon - s;
+	if (last != colon) {
+		base = last - s;
+		if (vp_parse_mods(last + 1, len - base - 1, mods)) {
+			snprintf(err, errlen, "bad modifier in event '%s'",
+				 ev->desc.name);
+			return -EINVAL;
+		}
+	}
+	if (!vp_valid_tp_name(s, sys_len) ||
+	    !vp_valid_tp_name(colon + 1, base - sys_len - 1)) {
+		snprintf(err, errlen, "bad tracepoint name '%s'",
+			 ev->desc.name);
+		return -EINVAL;
+	}
+	ev->tracepoint = true;
+	ev->desc.type = PERF_TYPE_TRACEPOINT;
+	memcpy(ev->tp_system, s, sys_len);
+	memcpy(ev->tp_event, colon + 1, base - sys_len - 1);
+	return 0;
+}
+
+/* Give the event its modifiers, unless two of them exclude each other. */
+static int vp_set_event_mods(struct vp_event_spec *ev, __u32 mods,
+			     char *err, size_t errlen)
+{
+	__u32 clash = vp_mods_conflict(mods);
+
+	if (clash) {
+		__u32 second = clash & (clash - 1);
+
+		snprintf(err, errlen, "event '%s': %c and %c exclude each other",
+			 ev->desc.name, vp_mod_letter(clash ^ second),
+			 vp_mod_letter(second));
+		return -EINVAL;
+	}
+	ev->desc.mods = mods;
+	return 0;
+}
+
 /**
  * vp_parse_event() - resolve one event name
  * @s:		the name, not necessarily NUL terminated
@@ -376,6 +468,9 @@ static bool vp_type_config(const char *s, size_t len, __u32 *type,
  * @err:	reason on failure
  * @errlen:	size of @err
  *
+ * The forms are tried in this order: NAME[:MODS], TYPE:CONFIG[:MODS],
+ * SUBSYS:NAME[:MODS].
+ *
  * Return: 0; -EINVAL for a malformed name or modifier; -ENOENT for a name
  * that is no perf event (the message names it).
  */
@@ -383,8 +478,8 @@ int vp_parse_event(const char *s, size_t len, struct vp_event_spec *ev,
 		   char *err, size_t errlen)
 {
 	const char *colon;
-	size_t base = len;
-	__u32 mods = 0, clash;
+	__u32 mods = 0;
+	int ret;
 
 	memset(ev, 0, sizeof(*ev));
 	if (!len) {
@@ -399,77 +494,20 @@ int vp_parse_event(const char *s, size_t len, struct vp_event_spec *ev,
 	memcpy(ev->desc.name, s, len);
 	ev->desc.name[len] = '\0';
 
-	/* NAME[:MODS] */
 	colon = vp_memchr(s, len, ':');
-	if (colon && vp_symbol(s, colon - s, &ev->desc.type,
-			       &ev->desc.config)) {
-		if (vp_parse_mods(colon + 1, len - (colon - s) - 1, &mods)) {
-			snprintf(err, errlen, "bad modifier in event '%s'",
-				 ev->desc.name);
-			return -EINVAL;
-		}
-		goto done;
+	ret = vp_parse_named(s, len, colon, ev, &mods, err, errlen);
+	if (ret == VP_OTHER_FORM)
+		ret = vp_parse_numeric(s, len, colon, ev, &mods);
+	if (ret == VP_OTHER_FORM)
+		ret = vp_parse_tracepoint(s, len, colon, ev, &mods, err,
+					  errlen);
+	if (ret == VP_OTHER_FORM) {
+		snprintf(err, errlen, "unknown event '%s'", ev->desc.name);
+		return -ENOENT;
 	}
-	if (!colon && vp_symbol(s, len, &ev->desc.type, &ev->desc.config))
-		goto done;
-
-	/* TYPE:CONFIG[:MODS] */
-	if (s[0] >= '0' && s[0] <= '9' && colon) {
-		const char *last = vp_memrchr(s, len, ':');
-		size_t n = len;
-		__u32 m = 0;
-
-		if (last != colon &&
-		    !vp_parse_mods(last + 1, len - (last - s) - 1, &m))
-			n = last - s;
-		if (vp_type_config(s, n, &ev->desc.type, &ev->desc.config)) {
-			mods = m;
-			goto done;
-		}
-		/* Not numeric: a tracepoint subsystem may start with a digit. */
-	}
-
-	/* SUBSYS:NAME[:MODS] */
-	if (colon) {
-		const char *last = vp_memrchr(s, len, ':');
-		size_t sys_len = colon - s;
-
-		if (last != colon) {
-			base = last - s;
-			if (vp_parse_mods(last + 1, len - base - 1, &mods)) {
-				snprintf(err, errlen,
-					 "bad modifier in event '%s'",
-					 ev->desc.name);
-				return -EINVAL;
-			}
-		}
-		if (!vp_valid_tp_name(s, sys_len) ||
-		    !vp_valid_tp_name(colon + 1, base - sys_len - 1)) {
-			snprintf(err, errlen, "bad tracepoint name '%s'",
-				 ev->desc.name);
-			return -EINVAL;
-		}
-		ev->tracepoint = true;
-		ev->desc.type = PERF_TYPE_TRACEPOINT;
-		memcpy(ev->tp_system, s, sys_len);
-		memcpy(ev->tp_event, colon + 1, base - sys_len - 1);
-		goto done;
-	}
-
-	snprintf(err, errlen, "unknown event '%s'", ev->desc.name);
-	return -ENOENT;
-done:
-	clash = vp_mods_conflict(mods);
-	if (clash) {
-		__u32 second = clash & (clash - 1);
-
-		snprintf(err, errlen, "event '%s': %c and %c exclude each other",
-			 ev->desc.name, vp_mod_letter(clash ^ second),
-			 vp_mod_letter(second));
-		return -EINVAL;
-	}
-	ev->desc.mods = mods;
-	return 0;
+	if (ret)
+		return ret;
+	return vp_set_event_mods(ev, mods, err, errlen);
 }
 
 /**
