@@ -17,6 +17,9 @@
 #define VC_STATUS_MAX	(64U << 10)
 #define VC_LOCKDOWN	"/sys/kernel/security/lockdown"
 
+/* The line of the status file that gives the last rejected command's why */
+static const char vc_last_error_key[] = "last_error:";
+
 /* Is a debugfs mounted on @mnt, according to /proc/mounts? */
 static bool vc_debugfs_mounted(const char *mnt)
 {
@@ -151,7 +154,7 @@ static void vc_explain_debugfs(const char *dir, const char *path, int err,
 int vc_open_module(const char *dir, const char *device, bool control,
 		   struct vc_files *files)
 {
-	char path[4096], mode[64];
+	char path[PATH_MAX], mode[64];
 	int fd, err, derr;
 
 	files->ctl = -1;
@@ -212,7 +215,7 @@ int vc_open_module(const char *dir, const char *device, bool control,
  */
 int vc_last_error(const char *dir, char *buf, size_t len)
 {
-	char path[4096];
+	char path[PATH_MAX];
 	char *text, *line, *end;
 	ssize_t n, got = 0;
 	int fd, ret = -ENOENT;
@@ -240,9 +243,10 @@ int vc_last_error(const char *dir, char *buf, size_t len)
 		end = strchr(line, '\n');
 		if (end)
 			*end = '\0';
-		if (strncmp(line, "last_error:", 11))
+		if (strncmp(line, vc_last_error_key,
+			    sizeof(vc_last_error_key) - 1))
 			continue;
-		line += 11;
+		line += sizeof(vc_last_error_key) - 1;
 		while (*line == ' ' || *line == '\t')
 			line++;
 		snprintf(buf, len, "%s", line);

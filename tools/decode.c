@@ -13,6 +13,7 @@
 
 #define VC_DEC_BUFSZ	(4U << 20)	/* > the largest record (64 KiB) */
 #define VC_MAX_WARN	10		/* warnings of one kind printed */
+#define VC_REC_ALIGN	8		/* records are padded to this */
 
 /**
  * vc_dec_init() - set up a decoder
@@ -274,7 +275,7 @@ int vc_dec_commit(struct vc_decoder *d, size_t n)
 	while (d->len - off >= sizeof(struct vcpuperf_rec)) {
 		const struct vcpuperf_rec *rec = (const void *)(d->buf + off);
 
-		if (rec->size < sizeof(*rec) || rec->size % 8) {
+		if (rec->size < sizeof(*rec) || rec->size % VC_REC_ALIGN) {
 			if (!d->have_header)
 				fprintf(stderr, VC_NAME ": not a vcpuperf "
 					"stream (bad first record)\n");

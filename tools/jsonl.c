@@ -10,6 +10,8 @@
 
 #include "vcpuperf-cat.h"
 
+#define VC_JSON_DOUBLE_MAX	40	/* room for json_double(), %.6g too */
+
 static const char json_digit_pairs[201] =
 	"00010203040506070809101112131415161718192021222324252627282930313233"
 	"34353637383940414243444546474849505152535455565758596061626364656667"
@@ -88,10 +90,10 @@ void json_make_room(struct json_writer *w, size_t n)
  */
 void json_u64(struct json_writer *w, __u64 v)
 {
-	char tmp[24];
+	char tmp[VC_JSON_INT_MAX];
 	char *p = tmp + sizeof(tmp);
 
-	json_need(w, 24);
+	json_need(w, sizeof(tmp));
 	while (v >= 100) {
 		unsigned int r = (unsigned int)(v % 100);
 
@@ -117,7 +119,7 @@ void json_u64(struct json_writer *w, __u64 v)
  */
 void json_s64(struct json_writer *w, long long v)
 {
-	json_need(w, 24);
+	json_need(w, VC_JSON_INT_MAX);
 	if (v < 0) {
 		json_putc(w, '-');
 		json_u64(w, 0ULL - (__u64)v);
@@ -174,11 +176,11 @@ void json_double(struct json_writer *w, double v)
 	};
 	double a = v < 0 ? -v : v;
 	double x;
-	char tmp[40];
+	char tmp[VC_JSON_DOUBLE_MAX];
 	int e, n;
 	__u64 m;
 
-	json_need(w, 40);
+	json_need(w, sizeof(tmp));
 	if (!isfinite(v)) {
 		json_lit(w, "null");
 		return;
@@ -215,7 +217,8 @@ slow:
 /**
  * json_escape() - JSON-escape bytes into a buffer (without quotes)
  * @out:	destination, NUL terminated on return
- * @outlen:	its size, at least 6 * @n + 1 for no truncation
+ * @outlen:	its size, at least VC_JSON_ESC_MAX * @n + 1 for no
+ *		truncation
  * @s:		bytes, any values
  * @n:		their number (stops early at a NUL)
  *
@@ -233,7 +236,7 @@ size_t json_escape(char *out, size_t outlen, const char *s, size_t n)
 	for (i = 0; i < n && s[i]; i++) {
 		unsigned char c = (unsigned char)s[i];
 
-		if (o + 7 > outlen)
+		if (o + VC_JSON_ESC_MAX + 1 > outlen)
 			break;
 		if (c == '"' || c == '\\') {
 			out[o++] = '\\';
@@ -258,24 +261,26 @@ size_t json_escape(char *out, size_t outlen, const char *s, size_t n)
  * json_strn() - append a quoted, escaped string of at most @n bytes
  * @w:		the writer
  * @s:		the bytes (stops at a NUL)
- * @n:		at most this many; keep it below VC_JSON_SLACK / 6
+ * @n:		at most this many; keep it below
+ *		VC_JSON_SLACK / VC_JSON_ESC_MAX
  */
 void json_strn(struct json_writer *w, const char *s, size_t n)
 {
-	json_need(w, n * 6 + 3);
+	json_need(w, n * VC_JSON_ESC_MAX + 3);	/* "", and escape's NUL */
 	json_putc(w, '"');
-	w->len += json_escape(w->buf + w->len, n * 6 + 1, s, n);
+	w->len += json_escape(w->buf + w->len, n * VC_JSON_ESC_MAX + 1, s,
+			      n);
 	json_putc(w, '"');
 }
 
 /**
  * json_str() - append a quoted, escaped NUL-terminated string
  * @w:		the writer
- * @s:		the string (truncated to 4096 bytes)
+ * @s:		the string (truncated to VC_JSON_STR_MAX bytes)
  */
 void json_str(struct json_writer *w, const char *s)
 {
-	json_strn(w, s, strnlen(s, 4096));
+	json_strn(w, s, strnlen(s, VC_JSON_STR_MAX));
 }
 
 /**

@@ -48,7 +48,7 @@ static void vc_event_id(const struct vc_jsonl *out,
 static void vc_event_name(struct json_writer *w, const struct vc_tid *t,
 			  __u32 i)
 {
-	char tmp[16];
+	char tmp[sizeof("#4294967295")];
 
 	if (t && t->started && i < t->nr_events) {
 		json_strn(w, t->ev[i].name, VCPUPERF_NAME_LEN);

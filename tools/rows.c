@@ -12,10 +12,11 @@
 #include "vcpuperf-cat.h"
 
 /*
- * Room for an event's key: its name escaped (6 bytes a byte at most),
- * "_N" to make it unique, and ,"": around it.
+ * Room for an event's key: its name escaped, then "_N" to make it unique
+ * (VC_KEY_SUFFIX_MAX, with the quotes, comma and colon around it).
  */
-#define VC_KEY_LEN	(VCPUPERF_NAME_LEN * 6 + 8)
+#define VC_KEY_SUFFIX_MAX	8
+#define VC_KEY_LEN	(VCPUPERF_NAME_LEN * VC_JSON_ESC_MAX + VC_KEY_SUFFIX_MAX)
 
 /* The keys of a row besides the events', in the order rows have them. */
 enum vc_row_key {
@@ -101,7 +102,7 @@ static bool vc_key_taken(const struct vc_row_keys *k, __u32 n,
 static void vc_make_key(struct vc_row_keys *k, const struct vc_tid *t,
 			__u32 n)
 {
-	char name[VCPUPERF_NAME_LEN + 8];
+	char name[VCPUPERF_NAME_LEN + VC_KEY_SUFFIX_MAX];
 	char esc[VC_KEY_LEN];
 	size_t len, base, i;
 	int dup = 1;
@@ -115,7 +116,8 @@ static void vc_make_key(struct vc_row_keys *k, const struct vc_tid *t,
 		name[len++] = '_';
 	base = len;
 	for (;;) {
-		len = json_escape(esc, sizeof(esc) - 8, name, base);
+		len = json_escape(esc, sizeof(esc) - VC_KEY_SUFFIX_MAX, name,
+				  base);
 		if (dup > 1)
 			len += (size_t)snprintf(esc + len, sizeof(esc) - len,
 						"_%d", dup);

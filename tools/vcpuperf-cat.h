@@ -17,6 +17,7 @@
 #ifndef _VCPUPERF_CAT_H
 #define _VCPUPERF_CAT_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -50,6 +51,9 @@
 #define VC_JSON_BUFSZ	(1024U * 1024U)	/* output buffer */
 #define VC_JSON_SLACK	(64U * 1024U)	/* room one line may need at most */
 #define VC_JSON_DEPTH	8		/* object/array nesting */
+#define VC_JSON_ESC_MAX	6		/* an escaped byte: \u00XX */
+#define VC_JSON_INT_MAX	24		/* room for any json_u64/json_s64 */
+#define VC_JSON_STR_MAX	4096		/* json_str() truncates here */
 
 /**
  * struct json_writer - a JSON lines writer into a large buffer
@@ -448,7 +452,7 @@ int vc_read_loop(struct vc_loop *l);
 struct vc_files {
 	int stream;
 	int ctl;
-	char path[4096];
+	char path[PATH_MAX];
 };
 
 int vc_open_module(const char *dir, const char *device, bool control,
