@@ -196,7 +196,7 @@ static void check_jsonl(const char *buf, size_t len)
 /* ---- the decoder ------------------------------------------------------ */
 
 /*
- * vc_dec_init() and jw_init() allocate the tool's production buffers
+ * vc_dec_init() and json_init() allocate the tool's production buffers
  * (4 MiB and 1 MiB).  Under ASan each fresh mapping of that size costs
  * far more than decoding a short input (shadow poisoning, page faults:
  * some 60 inputs/s), so:
@@ -210,16 +210,16 @@ static void check_jsonl(const char *buf, size_t len)
  *
  * 2. The harness then swaps in smaller buffers, sized to the exact byte
  *    so that ASan's redzone follows them: a reassembly buffer just above
- *    the largest record (64 KiB), and writers of FZ_JW_BUFSZ bytes, far
- *    below VC_JW_SLACK but above anything a caller reserves with
- *    jw_need() (at most an escaped event name, ~300 bytes).  The writers
- *    thus flush constantly, and any write past what jw_need() reserved
+ *    the largest record (64 KiB), and writers of FZ_JSON_BUFSZ bytes, far
+ *    below VC_JSON_SLACK but above anything a caller reserves with
+ *    json_need() (at most an escaped event name, ~300 bytes).  The writers
+ *    thus flush constantly, and any write past what json_need() reserved
  *    runs into the redzone instead of into a megabyte of slack.
  */
 #define FZ_CACHE_MIN	(256U * 1024U)
 #define FZ_CACHE_SLOTS	8
 #define FZ_DEC_BUFSZ	(64U * 1024U + 8U)
-#define FZ_JW_BUFSZ	4096U
+#define FZ_JSON_BUFSZ	4096U
 
 void *__real_malloc(size_t n);
 void __real_free(void *p);
@@ -283,10 +283,10 @@ static void fz_cache_check(void)
 			 fz_cache[i].size);
 }
 
-static void fz_small_jw(struct jw *w)
+static void fz_small_writer(struct json_writer *w)
 {
 	free(w->buf);
-	w->cap = FZ_JW_BUFSZ;
+	w->cap = FZ_JSON_BUFSZ;
 	w->buf = malloc(w->cap);
 	FZ_CHECK(w->buf, "malloc");
 }
@@ -327,8 +327,9 @@ static void decode(const uint8_t *data, size_t size, bool split,
 		   struct run *r)
 {
 	FILE *rows_fp, *ev_fp = NULL;
-	struct jw rows, events_w, *events = &rows;
+	struct json_writer rows, events_w, *events = &rows;
 	struct vc_decoder d;
+	struct vc_jsonl jsonl;
 	uint32_t state = (uint32_t)size;
 	size_t off = 0;
 	bool raw = (size >> 3) & 1, sep = (size >> 4) & 1;
@@ -336,16 +337,17 @@ static void decode(const uint8_t *data, size_t size, bool split,
 	memset(r, 0, sizeof(*r));
 	rows_fp = open_memstream(&r->rows, &r->rows_len);
 	FZ_CHECK(rows_fp, "open_memstream");
-	FZ_CHECK(!jw_init(&rows, rows_fp, "rows"), "jw_init");
-	fz_small_jw(&rows);
+	FZ_CHECK(!json_init(&rows, rows_fp, "rows"), "json_init");
+	fz_small_writer(&rows);
 	if (sep) {
 		ev_fp = open_memstream(&r->events, &r->events_len);
 		FZ_CHECK(ev_fp, "open_memstream");
-		FZ_CHECK(!jw_init(&events_w, ev_fp, "events"), "jw_init");
-		fz_small_jw(&events_w);
+		FZ_CHECK(!json_init(&events_w, ev_fp, "events"), "json_init");
+		fz_small_writer(&events_w);
 		events = &events_w;
 	}
-	FZ_CHECK(!vc_dec_init(&d, &rows, events, 0, raw), "vc_dec_init");
+	vc_jsonl_init(&jsonl, &rows, events, 0, raw);
+	FZ_CHECK(!vc_dec_init(&d, &jsonl.sink), "vc_dec_init");
 	fz_small_dec(&d);
 
 	for (;;) {
@@ -374,14 +376,14 @@ static void decode(const uint8_t *data, size_t size, bool split,
 	r->stats = d.stats;
 	r->finished = d.finished;
 
-	FZ_CHECK(!jw_flush(&rows), "flush");
+	FZ_CHECK(!json_flush(&rows), "flush");
 	if (sep)
-		FZ_CHECK(!jw_flush(&events_w), "flush");
+		FZ_CHECK(!json_flush(&events_w), "flush");
 	vc_dec_free(&d);
-	jw_free(&rows);
+	json_free(&rows);
 	fclose(rows_fp);
 	if (sep) {
-		jw_free(&events_w);
+		json_free(&events_w);
 		fclose(ev_fp);
 	}
 }

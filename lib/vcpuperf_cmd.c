@@ -7,15 +7,31 @@
  */
 #include "vcpuperf_lib.h"
 
-#define VP_NS_PER_US	1000ULL
-#define VP_NS_PER_MS	1000000ULL
-#define VP_NS_PER_S	1000000000ULL
 #define VP_SIZE_DIGITS_MAX	10	/* no more than 2^32 KiB, far above the max */
+
+/* A decimal id is a pid_t: positive, at most 2^31 - 1 (ten digits). */
+#define VP_ID_MAX		0x7fffffffULL
+#define VP_ID_MAX_DIGITS	10
+
+/* Digits of a duration read at most: the value cannot overflow. */
+#define VP_DURATION_MAX_DIGITS	12
+
+/* How much of a rejected word an error message quotes. */
+#define VP_QUOTE_ID		16
+#define VP_QUOTE_ARG		32
+#define VP_QUOTE_INTERVAL	24
+#define VP_QUOTE_CMD		16
 
 struct vp_token {
 	const char *s;
 	size_t len;
 };
+
+/* The length to quote of a token, as a "%.*s" precision. */
+static int vp_quote_len(const struct vp_token *tok, size_t max)
+{
+	return (int)(tok->len > max ? max : tok->len);
+}
 
 static bool vp_space(char c)
 {
@@ -64,14 +80,14 @@ static int vp_parse_id(const char *s, size_t len, __u32 *id)
 	__u64 v = 0;
 	size_t i;
 
-	if (!len || len > 10 || s[0] == '0')
+	if (!len || len > VP_ID_MAX_DIGITS || s[0] == '0')
 		return -EINVAL;
 	for (i = 0; i < len; i++) {
 		if (s[i] < '0' || s[i] > '9')
 			return -EINVAL;
 		v = v * 10 + (__u64)(s[i] - '0');
 	}
-	if (v > 0x7fffffffULL)
+	if (v > VP_ID_MAX)
 		return -EINVAL;
 	*id = (__u32)v;
 	return 0;
@@ -95,10 +111,11 @@ static int vp_parse_ids(const struct vp_token *val, struct vp_cmd *cmd,
 			return -E2BIG;
 		}
 		if (vp_parse_id(val->s + start, pos - start, &id)) {
+			struct vp_token bad = { val->s + start, pos - start };
+
 			snprintf(err, errlen,
 				 "bad id '%.*s': want a positive decimal",
-				 (int)(pos - start > 16 ? 16 : pos - start),
-				 val->s + start);
+				 vp_quote_len(&bad, VP_QUOTE_ID), bad.s);
 			return -EINVAL;
 		}
 		for (i = 0; i < cmd->nr_ids; i++) {
@@ -148,6 +165,10 @@ static int vp_parse_target(const struct vp_token *tok, struct vp_cmd *cmd,
 	return 1;
 }
 
+/*
+ * The modifiers an attach command takes as words, in the order
+ * vp_build_attach() writes them.
+ */
 static const struct {
 	const char *word;
 	__u32 mod;
@@ -159,80 +180,101 @@ static const struct {
 	{ "pinned", VCPUPERF_MOD_PINNED },
 };
 
-static int vp_parse_attach(const char *buf, size_t len, size_t pos,
-			   struct vp_cmd *cmd, char *err, size_t errlen)
+/* The modifier a word stands for, 0 if it is none. */
+static __u32 vp_mod_from_word(const struct vp_token *tok)
 {
-	struct vp_token tok, val;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(vp_mod_words); i++)
+		if (vp_tok_is(tok, vp_mod_words[i].word))
+			return vp_mod_words[i].mod;
+	return 0;
+}
+
+/* The word of one modifier, "?" for none. */
+static const char *vp_mod_word(__u32 mod)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(vp_mod_words); i++)
+		if (vp_mod_words[i].mod == mod)
+			return vp_mod_words[i].word;
+	return "?";
+}
+
+/* events=LIST: at most once per command. */
+static int vp_parse_events_arg(const struct vp_token *val, struct vp_cmd *cmd,
+			       char *err, size_t errlen)
+{
+	if (cmd->events_given) {
+		snprintf(err, errlen, "events= given twice");
+		return -EINVAL;
+	}
+	cmd->events_given = true;
+	return vp_parse_event_list(val->s, val->len, cmd->events,
+				   &cmd->nr_events, err, errlen);
+}
+
+/* A modifier word: at most once per command. */
+static int vp_parse_mod_word(const struct vp_token *tok, struct vp_cmd *cmd,
+			     char *err, size_t errlen)
+{
+	__u32 mod = vp_mod_from_word(tok);
+
+	if (!mod) {
+		snprintf(err, errlen, "unknown attach argument '%.*s'",
+			 vp_quote_len(tok, VP_QUOTE_ARG), tok->s);
+		return -EINVAL;
+	}
+	if (cmd->mods & mod) {
+		snprintf(err, errlen, "%s given twice", vp_mod_word(mod));
+		return -EINVAL;
+	}
+	cmd->mods |= mod;
+	return 0;
+}
+
+/* One argument of attach: a target, events= or a modifier word. */
+static int vp_parse_attach_arg(const struct vp_token *tok, struct vp_cmd *cmd,
+			       char *err, size_t errlen)
+{
+	struct vp_token val;
+	int ret;
+
+	ret = vp_parse_target(tok, cmd, err, errlen);
+	if (ret <= 0)
+		return ret;
+	if (vp_tok_key(tok, "events", &val))
+		return vp_parse_events_arg(&val, cmd, err, errlen);
+	return vp_parse_mod_word(tok, cmd, err, errlen);
+}
+
+/* Without events=, the default set. */
+static int vp_default_event_set(struct vp_cmd *cmd, char *err, size_t errlen)
+{
 	__u32 i;
 	int ret;
 
-	while (vp_next_token(buf, len, &pos, &tok)) {
-		size_t m;
+	for (i = 0; i < VP_NR_DEFAULT_EVENTS; i++) {
+		ret = vp_parse_event(vp_default_events[i],
+				     strlen(vp_default_events[i]),
+				     &cmd->events[i], err, errlen);
+		if (ret)
+			return ret;
+	}
+	cmd->nr_events = VP_NR_DEFAULT_EVENTS;
+	return 0;
+}
 
-		ret = vp_parse_target(&tok, cmd, err, errlen);
-		if (ret <= 0) {
-			if (ret)
-				return ret;
-			continue;
-		}
-		if (vp_tok_key(&tok, "events", &val)) {
-			if (cmd->events_given) {
-				snprintf(err, errlen, "events= given twice");
-				return -EINVAL;
-			}
-			cmd->events_given = true;
-			ret = vp_parse_event_list(val.s, val.len, cmd->events,
-						  &cmd->nr_events, err,
-						  errlen);
-			if (ret)
-				return ret;
-			continue;
-		}
-		for (m = 0; m < ARRAY_SIZE(vp_mod_words); m++)
-			if (vp_tok_is(&tok, vp_mod_words[m].word))
-				break;
-		if (m == ARRAY_SIZE(vp_mod_words)) {
-			snprintf(err, errlen, "unknown attach argument '%.*s'",
-				 (int)(tok.len > 32 ? 32 : tok.len), tok.s);
-			return -EINVAL;
-		}
-		if (cmd->mods & vp_mod_words[m].mod) {
-			snprintf(err, errlen, "%s given twice",
-				 vp_mod_words[m].word);
-			return -EINVAL;
-		}
-		cmd->mods |= vp_mod_words[m].mod;
-	}
-	if (!cmd->kind) {
-		snprintf(err, errlen, "attach needs tid=, pid= or qemu=");
-		return -EINVAL;
-	}
-	if ((cmd->mods & VCPUPERF_MOD_USER) &&
-	    (cmd->mods & VCPUPERF_MOD_KERNEL)) {
-		snprintf(err, errlen, "user_only and kernel_only exclude each other");
-		return -EINVAL;
-	}
-	if ((cmd->mods & VCPUPERF_MOD_GUEST) &&
-	    (cmd->mods & VCPUPERF_MOD_HOST)) {
-		snprintf(err, errlen, "guest_only and host_only exclude each other");
-		return -EINVAL;
-	}
-	if (!cmd->events_given) {
-		for (i = 0; i < VP_NR_DEFAULT_EVENTS; i++) {
-			ret = vp_parse_event(vp_default_events[i],
-					     strlen(vp_default_events[i]),
-					     &cmd->events[i], err, errlen);
-			if (ret)
-				return ret;
-		}
-		cmd->nr_events = VP_NR_DEFAULT_EVENTS;
-	}
-	/* Keyword modifiers apply to every event, on top of its suffix. */
+/* Keyword modifiers apply to every event, on top of its suffix. */
+static int vp_apply_cmd_mods(struct vp_cmd *cmd, char *err, size_t errlen)
+{
+	__u32 i;
+
 	for (i = 0; i < cmd->nr_events; i++) {
 		__u32 mods = cmd->events[i].desc.mods | cmd->mods;
 
-		if (((mods & VCPUPERF_MOD_USER) && (mods & VCPUPERF_MOD_KERNEL)) ||
-		    ((mods & VCPUPERF_MOD_GUEST) && (mods & VCPUPERF_MOD_HOST))) {
+		if (vp_mods_conflict(mods)) {
 			snprintf(err, errlen,
 				 "modifiers of event '%s' conflict with the command's",
 				 cmd->events[i].desc.name);
@@ -241,6 +283,38 @@ static int vp_parse_attach(const char *buf, size_t len, size_t pos,
 		cmd->events[i].desc.mods = mods;
 	}
 	return 0;
+}
+
+static int vp_parse_attach(const char *buf, size_t len, size_t pos,
+			   struct vp_cmd *cmd, char *err, size_t errlen)
+{
+	struct vp_token tok;
+	__u32 clash;
+	int ret;
+
+	while (vp_next_token(buf, len, &pos, &tok)) {
+		ret = vp_parse_attach_arg(&tok, cmd, err, errlen);
+		if (ret)
+			return ret;
+	}
+	if (!cmd->kind) {
+		snprintf(err, errlen, "attach needs tid=, pid= or qemu=");
+		return -EINVAL;
+	}
+	clash = vp_mods_conflict(cmd->mods);
+	if (clash) {
+		__u32 second = clash & (clash - 1);
+
+		snprintf(err, errlen, "%s and %s exclude each other",
+			 vp_mod_word(clash ^ second), vp_mod_word(second));
+		return -EINVAL;
+	}
+	if (!cmd->events_given) {
+		ret = vp_default_event_set(cmd, err, errlen);
+		if (ret)
+			return ret;
+	}
+	return vp_apply_cmd_mods(cmd, err, errlen);
 }
 
 static int vp_parse_detach(const char *buf, size_t len, size_t pos,
@@ -287,7 +361,7 @@ int vp_parse_duration(const char *s, size_t len, __u64 *ns)
 
 	while (digits < len && s[digits] >= '0' && s[digits] <= '9')
 		digits++;
-	if (!digits || digits > 12)
+	if (!digits || digits > VP_DURATION_MAX_DIGITS)
 		return -EINVAL;
 	for (i = 0; i < digits; i++)
 		v = v * 10 + (__u64)(s[i] - '0');
@@ -376,33 +450,12 @@ int vp_format_duration(char *buf, size_t len, __u64 ns)
 			(unsigned long long)(ns / VP_NS_PER_US));
 }
 
-/**
- * vp_parse_cmd() - parse one control command
- * @buf:	the bytes written, not NUL terminated
- * @len:	their number
- * @cmd:	filled in on success (zeroed first in any case)
- * @err:	why the command was rejected
- * @errlen:	size of @err
- *
- * One command per call; a single trailing newline is allowed.
- *
- * Return: 0 or a negative errno as documented in the uapi header.
- */
-int vp_parse_cmd(const char *buf, size_t len, struct vp_cmd *cmd,
-		 char *err, size_t errlen)
+/* Printable ASCII and tabs only, and no second line. */
+static int vp_check_bytes(const char *buf, size_t len, char *err,
+			  size_t errlen)
 {
-	struct vp_token tok;
-	size_t pos = 0, i;
+	size_t i;
 
-	memset(cmd, 0, sizeof(*cmd));
-	err[0] = '\0';
-	if (len > VCPUPERF_CMD_MAX) {
-		snprintf(err, errlen, "command longer than %d bytes",
-			 VCPUPERF_CMD_MAX);
-		return -E2BIG;
-	}
-	if (len && buf[len - 1] == '\n')
-		len--;
 	for (i = 0; i < len; i++) {
 		unsigned char c = buf[i];
 
@@ -419,6 +472,86 @@ int vp_parse_cmd(const char *buf, size_t len, struct vp_cmd *cmd,
 			return -EINVAL;
 		}
 	}
+	return 0;
+}
+
+static int vp_parse_interval(const char *buf, size_t len, size_t pos,
+			     struct vp_cmd *cmd, char *err, size_t errlen)
+{
+	struct vp_token tok;
+
+	if (!vp_next_token(buf, len, &pos, &tok)) {
+		snprintf(err, errlen, "interval needs a duration");
+		return -EINVAL;
+	}
+	if (vp_parse_duration(tok.s, tok.len, &cmd->interval_ns)) {
+		snprintf(err, errlen,
+			 "bad interval '%.*s': want 1ms..60s as N[us|ms|s]",
+			 vp_quote_len(&tok, VP_QUOTE_INTERVAL), tok.s);
+		return -EINVAL;
+	}
+	if (vp_next_token(buf, len, &pos, &tok)) {
+		snprintf(err, errlen, "interval takes one argument");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int vp_parse_ring(const char *buf, size_t len, size_t pos,
+			 struct vp_cmd *cmd, char *err, size_t errlen)
+{
+	struct vp_token tok;
+
+	if (!vp_next_token(buf, len, &pos, &tok)) {
+		snprintf(err, errlen, "ring needs a size");
+		return -EINVAL;
+	}
+	if (vp_parse_ring_size(tok.s, tok.len, &cmd->ring_kb)) {
+		snprintf(err, errlen,
+			 "bad ring size '%.*s': want %uK..%uM as N[K|M|G]",
+			 vp_quote_len(&tok, VP_QUOTE_INTERVAL), tok.s,
+			 VCPUPERF_RING_MIN_KB,
+			 VCPUPERF_RING_MAX_KB / VP_KB_PER_MB);
+		return -EINVAL;
+	}
+	if (vp_next_token(buf, len, &pos, &tok)) {
+		snprintf(err, errlen, "ring takes one argument");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/**
+ * vp_parse_cmd() - parse one control command
+ * @buf:	the bytes written, not NUL terminated
+ * @len:	their number
+ * @cmd:	filled in on success (zeroed first in any case)
+ * @err:	why the command was rejected
+ * @errlen:	size of @err
+ *
+ * One command per call; a single trailing newline is allowed.
+ *
+ * Return: 0 or a negative errno as documented in the uapi header.
+ */
+int vp_parse_cmd(const char *buf, size_t len, struct vp_cmd *cmd,
+		 char *err, size_t errlen)
+{
+	struct vp_token tok;
+	size_t pos = 0;
+	int ret;
+
+	memset(cmd, 0, sizeof(*cmd));
+	err[0] = '\0';
+	if (len > VCPUPERF_CMD_MAX) {
+		snprintf(err, errlen, "command longer than %d bytes",
+			 VCPUPERF_CMD_MAX);
+		return -E2BIG;
+	}
+	if (len && buf[len - 1] == '\n')
+		len--;
+	ret = vp_check_bytes(buf, len, err, errlen);
+	if (ret)
+		return ret;
 	if (!vp_next_token(buf, len, &pos, &tok)) {
 		snprintf(err, errlen, "empty command");
 		return -EINVAL;
@@ -433,41 +566,11 @@ int vp_parse_cmd(const char *buf, size_t len, struct vp_cmd *cmd,
 	}
 	if (vp_tok_is(&tok, "interval")) {
 		cmd->op = VP_OP_INTERVAL;
-		if (!vp_next_token(buf, len, &pos, &tok)) {
-			snprintf(err, errlen, "interval needs a duration");
-			return -EINVAL;
-		}
-		if (vp_parse_duration(tok.s, tok.len, &cmd->interval_ns)) {
-			snprintf(err, errlen,
-				 "bad interval '%.*s': want 1ms..60s as N[us|ms|s]",
-				 (int)(tok.len > 24 ? 24 : tok.len), tok.s);
-			return -EINVAL;
-		}
-		if (vp_next_token(buf, len, &pos, &tok)) {
-			snprintf(err, errlen, "interval takes one argument");
-			return -EINVAL;
-		}
-		return 0;
+		return vp_parse_interval(buf, len, pos, cmd, err, errlen);
 	}
 	if (vp_tok_is(&tok, "ring")) {
 		cmd->op = VP_OP_RING;
-		if (!vp_next_token(buf, len, &pos, &tok)) {
-			snprintf(err, errlen, "ring needs a size");
-			return -EINVAL;
-		}
-		if (vp_parse_ring_size(tok.s, tok.len, &cmd->ring_kb)) {
-			snprintf(err, errlen,
-				 "bad ring size '%.*s': want %uK..%uM as N[K|M|G]",
-				 (int)(tok.len > 24 ? 24 : tok.len), tok.s,
-				 VCPUPERF_RING_MIN_KB,
-				 VCPUPERF_RING_MAX_KB / VP_KB_PER_MB);
-			return -EINVAL;
-		}
-		if (vp_next_token(buf, len, &pos, &tok)) {
-			snprintf(err, errlen, "ring takes one argument");
-			return -EINVAL;
-		}
-		return 0;
+		return vp_parse_ring(buf, len, pos, cmd, err, errlen);
 	}
 	if (vp_tok_is(&tok, "stop")) {
 		cmd->op = VP_OP_STOP;
@@ -478,6 +581,35 @@ int vp_parse_cmd(const char *buf, size_t len, struct vp_cmd *cmd,
 		return 0;
 	}
 	snprintf(err, errlen, "unknown command '%.*s'",
-		 (int)(tok.len > 16 ? 16 : tok.len), tok.s);
+		 vp_quote_len(&tok, VP_QUOTE_CMD), tok.s);
 	return -EINVAL;
+}
+
+/**
+ * vp_build_attach() - write an attach command
+ * @buf:	output, NUL terminated
+ * @len:	size of @buf (VCPUPERF_CMD_MAX + 1 holds any valid command)
+ * @kind:	VCPUPERF_TARGET_TID, _PID or _QEMU
+ * @ids:	the target's ids as the command takes them ("4242", "1,2,3")
+ * @events:	the events= list, or NULL for the default set
+ * @mods:	VCPUPERF_MOD_* to give as words (guest_only ...)
+ *
+ * The text is "attach KIND=IDS[ events=EVENTS][ WORD...]"; nothing is
+ * checked here: vp_parse_cmd() judges the result.
+ *
+ * Return: the length of the command, or -E2BIG when it does not fit.
+ */
+int vp_build_attach(char *buf, size_t len, enum vcpuperf_target_kind kind,
+		    const char *ids, const char *events, __u32 mods)
+{
+	size_t n, i;
+
+	n = (size_t)snprintf(buf, len, "attach %s=%s", vp_kind_name(kind), ids);
+	if (events && n < len)
+		n += (size_t)snprintf(buf + n, len - n, " events=%s", events);
+	for (i = 0; i < ARRAY_SIZE(vp_mod_words); i++)
+		if ((mods & vp_mod_words[i].mod) && n < len)
+			n += (size_t)snprintf(buf + n, len - n, " %s",
+					      vp_mod_words[i].word);
+	return n < len ? (int)n : -E2BIG;
 }

@@ -12,8 +12,7 @@
 #include "vcpuperf_lib.h"
 
 const char *const vp_default_events[VP_NR_DEFAULT_EVENTS] = {
-	"cycles", "instructions", "cache-references", "cache-misses",
-	"branches", "branch-misses", "page-faults", "context-switches",
+	VP_DEFAULT_EVENT_NAMES(, "")
 };
 
 struct vp_named {
@@ -229,33 +228,68 @@ static bool vp_parse_u64(const char *s, size_t len, bool hex, __u64 *out)
 	return true;
 }
 
-static int vp_parse_mods(const char *s, size_t len, __u32 *mods)
+/* The modifier letters of perf's ":MODS" event suffix. */
+static const struct {
+	char letter;
+	__u32 mod;
+} vp_mod_letters[] = {
+	{ 'u', VCPUPERF_MOD_USER },
+	{ 'k', VCPUPERF_MOD_KERNEL },
+	{ 'G', VCPUPERF_MOD_GUEST },
+	{ 'H', VCPUPERF_MOD_HOST },
+	{ 'D', VCPUPERF_MOD_PINNED },
+};
+
+/* Modifier pairs that exclude each other, in the order they are checked. */
+static const __u32 vp_exclusive_mods[] = {
+	VCPUPERF_MOD_USER | VCPUPERF_MOD_KERNEL,
+	VCPUPERF_MOD_GUEST | VCPUPERF_MOD_HOST,
+};
+
+/**
+ * vp_mods_conflict() - modifiers of a set that exclude each other
+ * @mods:	VCPUPERF_MOD_*
+ *
+ * u and k exclude each other, and so do G and H (checked in that order).
+ *
+ * Return: the first pair in @mods that excludes each other (two bits;
+ * messages name the lower one first), or 0 when @mods is consistent.
+ */
+__u32 vp_mods_conflict(__u32 mods)
 {
 	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(vp_exclusive_mods); i++)
+		if ((mods & vp_exclusive_mods[i]) == vp_exclusive_mods[i])
+			return vp_exclusive_mods[i];
+	return 0;
+}
+
+/* The suffix letter of one modifier, '?' for none. */
+static char vp_mod_letter(__u32 mod)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(vp_mod_letters); i++)
+		if (vp_mod_letters[i].mod == mod)
+			return vp_mod_letters[i].letter;
+	return '?';
+}
+
+static int vp_parse_mods(const char *s, size_t len, __u32 *mods)
+{
+	size_t i, m;
 
 	*mods = 0;
 	if (!len)
 		return -EINVAL;
 	for (i = 0; i < len; i++) {
-		switch (s[i]) {
-		case 'u':
-			*mods |= VCPUPERF_MOD_USER;
-			break;
-		case 'k':
-			*mods |= VCPUPERF_MOD_KERNEL;
-			break;
-		case 'G':
-			*mods |= VCPUPERF_MOD_GUEST;
-			break;
-		case 'H':
-			*mods |= VCPUPERF_MOD_HOST;
-			break;
-		case 'D':
-			*mods |= VCPUPERF_MOD_PINNED;
-			break;
-		default:
+		for (m = 0; m < ARRAY_SIZE(vp_mod_letters); m++)
+			if (vp_mod_letters[m].letter == s[i])
+				break;
+		if (m == ARRAY_SIZE(vp_mod_letters))
 			return -EINVAL;
-		}
+		*mods |= vp_mod_letters[m].mod;
 	}
 	return 0;
 }
@@ -334,6 +368,98 @@ static bool vp_type_config(const char *s, size_t len, __u32 *type,
 	return true;
 }
 
+/* The form parsers below return this when the name is not of their form. */
+#define VP_OTHER_FORM	1
+
+/* NAME[:MODS]: a perf event name (symbolic, cache or raw). */
+static int vp_parse_named(const char *s, size_t len, const char *colon,
+			  struct vp_event_spec *ev, __u32 *mods,
+			  char *err, size_t errlen)
+{
+	if (!colon)
+		return vp_symbol(s, len, &ev->desc.type, &ev->desc.config) ?
+		       0 : VP_OTHER_FORM;
+	if (!vp_symbol(s, colon - s, &ev->desc.type, &ev->desc.config))
+		return VP_OTHER_FORM;
+	if (vp_parse_mods(colon + 1, len - (colon - s) - 1, mods)) {
+		snprintf(err, errlen, "bad modifier in event '%s'",
+			 ev->desc.name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* TYPE:CONFIG[:MODS], both numbers. */
+static int vp_parse_numeric(const char *s, size_t len, const char *colon,
+			    struct vp_event_spec *ev, __u32 *mods)
+{
+	const char *last;
+	size_t n = len;
+	__u32 m = 0;
+
+	if (!colon || s[0] < '0' || s[0] > '9')
+		return VP_OTHER_FORM;
+	last = vp_memrchr(s, len, ':');
+	if (last != colon && !vp_parse_mods(last + 1, len - (last - s) - 1, &m))
+		n = last - s;
+	/* Not numeric: a tracepoint subsystem may start with a digit. */
+	if (!vp_type_config(s, n, &ev->desc.type, &ev->desc.config))
+		return VP_OTHER_FORM;
+	*mods = m;
+	return 0;
+}
+
+/* SUBSYS:NAME[:MODS], resolved by the module. */
+static int vp_parse_tracepoint(const char *s, size_t len, const char *colon,
+			       struct vp_event_spec *ev, __u32 *mods,
+			       char *err, size_t errlen)
+{
+	const char *last;
+	size_t sys_len, base = len;
+
+	if (!colon)
+		return VP_OTHER_FORM;
+	last = vp_memrchr(s, len, ':');
+	sys_len = colon - s;
+	if (last != colon) {
+		base = last - s;
+		if (vp_parse_mods(last + 1, len - base - 1, mods)) {
+			snprintf(err, errlen, "bad modifier in event '%s'",
+				 ev->desc.name);
+			return -EINVAL;
+		}
+	}
+	if (!vp_valid_tp_name(s, sys_len) ||
+	    !vp_valid_tp_name(colon + 1, base - sys_len - 1)) {
+		snprintf(err, errlen, "bad tracepoint name '%s'",
+			 ev->desc.name);
+		return -EINVAL;
+	}
+	ev->tracepoint = true;
+	ev->desc.type = PERF_TYPE_TRACEPOINT;
+	memcpy(ev->tp_system, s, sys_len);
+	memcpy(ev->tp_event, colon + 1, base - sys_len - 1);
+	return 0;
+}
+
+/* Give the event its modifiers, unless two of them exclude each other. */
+static int vp_set_event_mods(struct vp_event_spec *ev, __u32 mods,
+			     char *err, size_t errlen)
+{
+	__u32 clash = vp_mods_conflict(mods);
+
+	if (clash) {
+		__u32 second = clash & (clash - 1);
+
+		snprintf(err, errlen, "event '%s': %c and %c exclude each other",
+			 ev->desc.name, vp_mod_letter(clash ^ second),
+			 vp_mod_letter(second));
+		return -EINVAL;
+	}
+	ev->desc.mods = mods;
+	return 0;
+}
+
 /**
  * vp_parse_event() - resolve one event name
  * @s:		the name, not necessarily NUL terminated
@@ -342,6 +468,9 @@ static bool vp_type_config(const char *s, size_t len, __u32 *type,
  * @err:	reason on failure
  * @errlen:	size of @err
  *
+ * The forms are tried in this order: NAME[:MODS], TYPE:CONFIG[:MODS],
+ * SUBSYS:NAME[:MODS].
+ *
  * Return: 0; -EINVAL for a malformed name or modifier; -ENOENT for a name
  * that is no perf event (the message names it).
  */
@@ -349,8 +478,8 @@ int vp_parse_event(const char *s, size_t len, struct vp_event_spec *ev,
 		   char *err, size_t errlen)
 {
 	const char *colon;
-	size_t base = len;
 	__u32 mods = 0;
+	int ret;
 
 	memset(ev, 0, sizeof(*ev));
 	if (!len) {
@@ -365,78 +494,20 @@ int vp_parse_event(const char *s, size_t len, struct vp_event_spec *ev,
 	memcpy(ev->desc.name, s, len);
 	ev->desc.name[len] = '\0';
 
-	/* NAME[:MODS] */
 	colon = vp_memchr(s, len, ':');
-	if (colon && vp_symbol(s, colon - s, &ev->desc.type,
-			       &ev->desc.config)) {
-		if (vp_parse_mods(colon + 1, len - (colon - s) - 1, &mods)) {
-			snprintf(err, errlen, "bad modifier in event '%s'",
-				 ev->desc.name);
-			return -EINVAL;
-		}
-		goto done;
+	ret = vp_parse_named(s, len, colon, ev, &mods, err, errlen);
+	if (ret == VP_OTHER_FORM)
+		ret = vp_parse_numeric(s, len, colon, ev, &mods);
+	if (ret == VP_OTHER_FORM)
+		ret = vp_parse_tracepoint(s, len, colon, ev, &mods, err,
+					  errlen);
+	if (ret == VP_OTHER_FORM) {
+		snprintf(err, errlen, "unknown event '%s'", ev->desc.name);
+		return -ENOENT;
 	}
-	if (!colon && vp_symbol(s, len, &ev->desc.type, &ev->desc.config))
-		goto done;
-
-	/* TYPE:CONFIG[:MODS] */
-	if (s[0] >= '0' && s[0] <= '9' && colon) {
-		const char *last = vp_memrchr(s, len, ':');
-		size_t n = len;
-		__u32 m = 0;
-
-		if (last != colon &&
-		    !vp_parse_mods(last + 1, len - (last - s) - 1, &m))
-			n = last - s;
-		if (vp_type_config(s, n, &ev->desc.type, &ev->desc.config)) {
-			mods = m;
-			goto done;
-		}
-		/* Not numeric: a tracepoint subsystem may start with a digit. */
-	}
-
-	/* SUBSYS:NAME[:MODS] */
-	if (colon) {
-		const char *last = vp_memrchr(s, len, ':');
-		size_t sys_len = colon - s;
-
-		if (last != colon) {
-			base = last - s;
-			if (vp_parse_mods(last + 1, len - base - 1, &mods)) {
-				snprintf(err, errlen,
-					 "bad modifier in event '%s'",
-					 ev->desc.name);
-				return -EINVAL;
-			}
-		}
-		if (!vp_valid_tp_name(s, sys_len) ||
-		    !vp_valid_tp_name(colon + 1, base - sys_len - 1)) {
-			snprintf(err, errlen, "bad tracepoint name '%s'",
-				 ev->desc.name);
-			return -EINVAL;
-		}
-		ev->tracepoint = true;
-		ev->desc.type = PERF_TYPE_TRACEPOINT;
-		memcpy(ev->tp_system, s, sys_len);
-		memcpy(ev->tp_event, colon + 1, base - sys_len - 1);
-		goto done;
-	}
-
-	snprintf(err, errlen, "unknown event '%s'", ev->desc.name);
-	return -ENOENT;
-done:
-	if ((mods & VCPUPERF_MOD_USER) && (mods & VCPUPERF_MOD_KERNEL)) {
-		snprintf(err, errlen, "event '%s': u and k exclude each other",
-			 ev->desc.name);
-		return -EINVAL;
-	}
-	if ((mods & VCPUPERF_MOD_GUEST) && (mods & VCPUPERF_MOD_HOST)) {
-		snprintf(err, errlen, "event '%s': G and H exclude each other",
-			 ev->desc.name);
-		return -EINVAL;
-	}
-	ev->desc.mods = mods;
-	return 0;
+	if (ret)
+		return ret;
+	return vp_set_event_mods(ev, mods, err, errlen);
 }
 
 /**

@@ -12,6 +12,11 @@
 #include "../include/uapi/vcpuperf.h"
 
 #define VP_ERR_LEN	VCPUPERF_ERR_LEN	/* room for a parse error message */
+
+/* Nanoseconds per unit, for the module and the tool alike. */
+#define VP_NS_PER_US	1000ULL
+#define VP_NS_PER_MS	1000000ULL
+#define VP_NS_PER_S	1000000000ULL
 #define VP_TP_LEN	64	/* tracepoint subsystem or event name */
 #define VP_DURATION_LEN	32	/* a duration printed by vp_format_duration() */
 
@@ -67,12 +72,40 @@ struct vp_cmd {
 	struct vp_event_spec events[VCPUPERF_MAX_EVENTS];
 };
 
-/* The default event set, as perf_qemu.py asked for it. */
-extern const char *const vp_default_events[];
-#define VP_NR_DEFAULT_EVENTS	8
+/*
+ * The default event set: the canonical set that the Python perf-stat
+ * collector vcpuperf replaces asks perf for.  The names are written once,
+ * here, with the caller's separator between them: the string literal
+ * VP_DEFAULT_EVENTS, the array vp_default_events[] and its size
+ * VP_NR_DEFAULT_EVENTS all come from VP_DEFAULT_EVENT_NAMES().  The
+ * separator is variadic so that it can hold a comma:
+ * VP_DEFAULT_EVENT_NAMES(, "") lists the names as array elements (each
+ * "" is joined to the name after it).
+ */
+#define VP_DEFAULT_EVENT_NAMES(...)					\
+	"cycles" __VA_ARGS__ "instructions" __VA_ARGS__			\
+	"cache-references" __VA_ARGS__ "cache-misses" __VA_ARGS__	\
+	"branches" __VA_ARGS__ "branch-misses" __VA_ARGS__		\
+	"page-faults" __VA_ARGS__ "context-switches"
+
+/*
+ * VP_DEFAULT_EVENTS - the default event set as one string literal,
+ * "cycles,instructions,...", for help texts and parameter descriptions:
+ * MODULE_PARM_DESC(events, "... (default: " VP_DEFAULT_EVENTS ")").
+ */
+#define VP_DEFAULT_EVENTS	VP_DEFAULT_EVENT_NAMES(",")
+
+/* VP_NR_DEFAULT_EVENTS - the number of names in the default event set */
+#define VP_NR_DEFAULT_EVENTS						\
+	ARRAY_SIZE(((const char *const []){ VP_DEFAULT_EVENT_NAMES(, "") }))
+
+/* The default event set, in sample order. */
+extern const char *const vp_default_events[VP_NR_DEFAULT_EVENTS];
 
 int vp_parse_cmd(const char *buf, size_t len, struct vp_cmd *cmd,
 		 char *err, size_t errlen);
+int vp_build_attach(char *buf, size_t len, enum vcpuperf_target_kind kind,
+		    const char *ids, const char *events, __u32 mods);
 int vp_parse_event(const char *s, size_t len, struct vp_event_spec *ev,
 		   char *err, size_t errlen);
 int vp_parse_event_list(const char *s, size_t len, struct vp_event_spec *evs,
@@ -85,6 +118,7 @@ void vp_build_attr(const struct vcpuperf_event_desc *desc,
 		   struct perf_event_attr *attr);
 bool vp_is_pmu_event(__u32 type);
 __u32 vp_effective_mods(__u32 type, __u32 mods);
+__u32 vp_mods_conflict(__u32 mods);
 
 /**
  * struct vp_delta - one counter over one interval

@@ -19,6 +19,7 @@
 
 #define VP_INTERVAL_MS_MAX	(VCPUPERF_INTERVAL_MAX_NS / NSEC_PER_MSEC)
 #define VP_PARAM_CMD_LEN	(VCPUPERF_CMD_MAX + 64)
+#define VP_PARAM_ID_LEN		16	/* a pid in decimal */
 #define VP_MAX_COLLECTIONS_DEFAULT	64
 #define VP_MAX_COLLECTIONS_MAX		4096
 #define VP_RING_TOTAL_KB_DEFAULT	(512U * 1024U)	/* 512 MiB */
@@ -38,7 +39,7 @@ MODULE_PARM_DESC(tid, "Attach these threads (comma-separated tids) at load (defa
 
 static char *events;
 module_param(events, charp, 0444);
-MODULE_PARM_DESC(events, "Events for the load-time attach (default: cycles,instructions,cache-references,cache-misses,branches,branch-misses,page-faults,context-switches)");
+MODULE_PARM_DESC(events, "Events for the load-time attach (default: " VP_DEFAULT_EVENTS ")");
 
 static unsigned int interval_ms = VCPUPERF_INTERVAL_DEFAULT_NS / NSEC_PER_MSEC;
 module_param(interval_ms, uint, 0444);
@@ -70,6 +71,9 @@ static struct vp_module vp_mod;
 static int vp_param_attach(struct vp_coll *c)
 {
 	const char *ev = events && *events ? events : NULL;
+	enum vcpuperf_target_kind kind;
+	char ids[VP_PARAM_ID_LEN];
+	const char *what = ids;
 	char *cmd;
 	int n, ret;
 
@@ -79,22 +83,21 @@ static int vp_param_attach(struct vp_coll *c)
 		pr_err("give only one of pid=, qemu= and tid=\n");
 		return -EINVAL;
 	}
+	if (tid && *tid) {
+		kind = VCPUPERF_TARGET_TID;
+		what = tid;
+	} else {
+		kind = pid ? VCPUPERF_TARGET_PID : VCPUPERF_TARGET_QEMU;
+		snprintf(ids, sizeof(ids), "%d", pid ? pid : qemu);
+	}
 	cmd = kmalloc(VP_PARAM_CMD_LEN, GFP_KERNEL);
 	if (!cmd)
 		return -ENOMEM;
-	if (pid)
-		n = snprintf(cmd, VP_PARAM_CMD_LEN, "attach pid=%d", pid);
-	else if (qemu)
-		n = snprintf(cmd, VP_PARAM_CMD_LEN, "attach qemu=%d", qemu);
-	else
-		n = snprintf(cmd, VP_PARAM_CMD_LEN, "attach tid=%s", tid);
-	if (ev)
-		n += snprintf(cmd + n, VP_PARAM_CMD_LEN - n, " events=%s", ev);
-	if (guest_only)
-		n += snprintf(cmd + n, VP_PARAM_CMD_LEN - n, " guest_only");
-	if (n >= VP_PARAM_CMD_LEN) {
+	n = vp_build_attach(cmd, VP_PARAM_CMD_LEN, kind, what, ev,
+			    guest_only ? VCPUPERF_MOD_GUEST : 0);
+	if (n < 0) {
 		pr_err("parameters too long\n");
-		ret = -E2BIG;
+		ret = n;
 	} else {
 		ret = vp_control_apply(c, cmd, n);
 		if (ret)

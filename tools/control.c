@@ -18,6 +18,9 @@
 #define VC_STATUS_MAX	(64U << 10)
 #define VC_LOCKDOWN	"/sys/kernel/security/lockdown"
 
+/* The line of the status file that gives the last rejected command's why */
+static const char vc_last_error_key[] = "last_error:";
+
 /* Is a debugfs mounted on @mnt, according to /proc/mounts? */
 static bool vc_debugfs_mounted(const char *mnt)
 {
@@ -150,7 +153,7 @@ static void vc_explain_debugfs(const char *dir, const char *path, int err,
 static int vc_open_debugfs(const char *dir, bool control,
 			   struct vc_files *files)
 {
-	char path[4096];
+	char path[PATH_MAX];
 	int fd;
 
 	snprintf(files->path, sizeof(files->path), "%s/stream", dir);
@@ -229,14 +232,11 @@ int vc_open_module(const char *dir, const char *device, bool control,
 		vc_explain_device(device, err);
 		return -1;
 	}
-	if (access(VC_MODULE_DIR, F_OK)) {
-		fprintf(stderr, VC_NAME ": %s: module not loaded: modprobe "
-			"vcpuperf (or insmod vcpuperf.ko)\n", device);
+	if (vc_open_debugfs(dir, true, files))
 		return -1;
-	}
 	fprintf(stderr, VC_NAME ": %s: %s; using the module's default "
 		"collection in %s\n", device, strerror(err), dir);
-	return vc_open_debugfs(dir, true, files);
+	return 0;
 }
 
 /**
@@ -249,7 +249,7 @@ int vc_open_module(const char *dir, const char *device, bool control,
  */
 int vc_last_error(const char *dir, char *buf, size_t len)
 {
-	char path[4096];
+	char path[PATH_MAX];
 	char *text, *line, *end;
 	ssize_t n, got = 0;
 	int fd, ret = -ENOENT;
@@ -277,9 +277,10 @@ int vc_last_error(const char *dir, char *buf, size_t len)
 		end = strchr(line, '\n');
 		if (end)
 			*end = '\0';
-		if (strncmp(line, "last_error:", 11))
+		if (strncmp(line, vc_last_error_key,
+			    sizeof(vc_last_error_key) - 1))
 			continue;
-		line += 11;
+		line += sizeof(vc_last_error_key) - 1;
 		while (*line == ' ' || *line == '\t')
 			line++;
 		snprintf(buf, len, "%s", line);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Stream decoding: reassembly of records split across read() calls,
- * validation of each record against the uapi layouts, the sequence-number
- * check (gaps are explained only by a dropped record), and the per-thread
- * state that samples are interpreted against.
+ * validation of each record against the uapi layouts and the
+ * sequence-number check (gaps are explained only by a dropped record).
+ * Each record is applied to its thread's state (threads.c) and handed to
+ * the sink; the decoder knows nothing about output.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -11,39 +12,23 @@
 #include "vcpuperf-cat.h"
 
 #define VC_DEC_BUFSZ	(4U << 20)	/* > the largest record (64 KiB) */
-#define VC_TAB_MIN	64
 #define VC_MAX_WARN	10		/* warnings of one kind printed */
-
-static const char *const vc_fixed_keys[] = {
-	"t_mono_ns", "t_wall_ns", "source", "available_in_deployment",
-	"interval_s", "dt_ns", "seq", "pid", "tid", "vcpu", "ran", "ipc",
-	"cache_miss_rate", "time_enabled_ns", "time_running_ns",
-	"multiplexed", "read_window_ns", "raw",
-};
+#define VC_REC_ALIGN	8		/* records are padded to this */
 
 /**
  * vc_dec_init() - set up a decoder
  * @d:		the decoder
- * @rows:	writer for sample rows
- * @events:	writer for lifecycle lines (may equal @rows)
- * @mono_origin: subtracted from every t_mono_ns written
- * @raw:	add cumulative raw values to each row
+ * @sink:	where decoded records go
  *
  * Return: 0 or -ENOMEM.
  */
-int vc_dec_init(struct vc_decoder *d, struct jw *rows, struct jw *events,
-		__u64 mono_origin, bool raw)
+int vc_dec_init(struct vc_decoder *d, struct vc_sink *sink)
 {
 	memset(d, 0, sizeof(*d));
-	d->rows = rows;
-	d->events = events;
-	d->mono_origin = mono_origin;
-	d->raw = raw;
+	d->sink = sink;
 	d->cap = VC_DEC_BUFSZ;
 	d->buf = malloc(d->cap);
-	d->tab_size = VC_TAB_MIN;
-	d->tab = calloc(d->tab_size, sizeof(*d->tab));
-	if (!d->buf || !d->tab) {
+	if (!d->buf || vc_threads_init(&d->threads, sink)) {
 		vc_dec_free(d);
 		return -ENOMEM;
 	}
@@ -56,218 +41,9 @@ int vc_dec_init(struct vc_decoder *d, struct jw *rows, struct jw *events,
  */
 void vc_dec_free(struct vc_decoder *d)
 {
-	size_t i;
-
-	if (d->tab)
-		for (i = 0; i < d->tab_size; i++)
-			free(d->tab[i]);
-	free(d->tab);
+	vc_threads_free(&d->threads);
 	free(d->buf);
-	d->tab = NULL;
 	d->buf = NULL;
-}
-
-static size_t vc_slot(const struct vc_decoder *d, __u32 tid)
-{
-	return (size_t)(tid * 2654435761U) & (d->tab_size - 1);
-}
-
-/**
- * vc_tid_find() - the state of a thread, if any
- * @d:		the decoder
- * @tid:	thread id
- *
- * Return: the state or NULL.
- */
-struct vc_tid *vc_tid_find(struct vc_decoder *d, __u32 tid)
-{
-	size_t i = vc_slot(d, tid);
-
-	while (d->tab[i]) {
-		if (d->tab[i]->tid == tid)
-			return d->tab[i];
-		i = (i + 1) & (d->tab_size - 1);
-	}
-	return NULL;
-}
-
-static int vc_tab_grow(struct vc_decoder *d)
-{
-	struct vc_tid **old = d->tab;
-	size_t old_size = d->tab_size, i;
-
-	d->tab = calloc(old_size * 2, sizeof(*d->tab));
-	if (!d->tab) {
-		d->tab = old;
-		return -ENOMEM;
-	}
-	d->tab_size = old_size * 2;
-	for (i = 0; i < old_size; i++) {
-		size_t j;
-
-		if (!old[i])
-			continue;
-		j = vc_slot(d, old[i]->tid);
-		while (d->tab[j])
-			j = (j + 1) & (d->tab_size - 1);
-		d->tab[j] = old[i];
-	}
-	free(old);
-	return 0;
-}
-
-/**
- * vc_tid_get() - the state of a thread, created (blank) if new
- * @d:		the decoder
- * @tid:	thread id
- *
- * Return: the state, or NULL when out of memory.
- */
-struct vc_tid *vc_tid_get(struct vc_decoder *d, __u32 tid)
-{
-	struct vc_tid *t = vc_tid_find(d, tid);
-	size_t i;
-
-	if (t)
-		return t;
-	if ((d->tab_used + 1) * 2 > d->tab_size && vc_tab_grow(d))
-		return NULL;
-	t = calloc(1, sizeof(*t));
-	if (!t)
-		return NULL;
-	t->tid = tid;
-	t->vcpu = VCPUPERF_NO_VCPU;
-	t->i_cycles = -1;
-	t->i_insns = -1;
-	t->i_refs = -1;
-	t->i_misses = -1;
-	i = vc_slot(d, tid);
-	while (d->tab[i])
-		i = (i + 1) & (d->tab_size - 1);
-	d->tab[i] = t;
-	d->tab_used++;
-	return t;
-}
-
-/* Is the key (without quotes) already used by a fixed key or event < n? */
-static bool vc_key_taken(const struct vc_tid *t, __u32 n, const char *key,
-			 size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(vc_fixed_keys); i++)
-		if (strlen(vc_fixed_keys[i]) == len &&
-		    !memcmp(vc_fixed_keys[i], key, len))
-			return true;
-	for (i = 0; i < n; i++)
-		if (t->key_len[i] == len + 4 &&
-		    !memcmp(t->key[i] + 2, key, len))
-			return true;
-	return false;
-}
-
-/* ,"name": with - and : made _, escaped, unique within the row. */
-static void vc_make_key(struct vc_tid *t, __u32 n)
-{
-	char name[VCPUPERF_NAME_LEN + 8];
-	char esc[VC_KEY_LEN];
-	size_t len, base, i;
-	int dup = 1;
-
-	len = strnlen(t->ev[n].name, VCPUPERF_NAME_LEN);
-	memcpy(name, t->ev[n].name, len);
-	for (i = 0; i < len; i++)
-		if (name[i] == '-' || name[i] == ':')
-			name[i] = '_';
-	if (!len)
-		name[len++] = '_';
-	base = len;
-	for (;;) {
-		len = jw_escape(esc, sizeof(esc) - 8, name, base);
-		if (dup > 1)
-			len += (size_t)snprintf(esc + len, sizeof(esc) - len,
-						"_%d", dup);
-		if (!vc_key_taken(t, n, esc, len))
-			break;
-		dup++;
-	}
-	t->key[n][0] = ',';
-	t->key[n][1] = '"';
-	memcpy(t->key[n] + 2, esc, len);
-	t->key[n][len + 2] = '"';
-	t->key[n][len + 3] = ':';
-	t->key_len[n] = (unsigned short)(len + 4);
-}
-
-/*
- * Find a pair of events (A, B) by canonical hardware config, for a
- * ratio: both without modifiers if there is such a pair, else the first
- * pair counting the same thing (same u/k/G/H modifiers; pinning does not
- * matter).
- */
-static void vc_pick_pair(struct vc_tid *t, __u64 cfg_a, __u64 cfg_b,
-			 int *ia, int *ib)
-{
-	const __u32 ign = VCPUPERF_MOD_PINNED;
-	int pass, i, j;
-
-	*ia = *ib = -1;
-	for (pass = 0; pass < 2; pass++) {
-		for (i = 0; i < (int)t->nr_events; i++) {
-			const struct vcpuperf_event_desc *a = &t->ev[i];
-
-			if (a->type != PERF_TYPE_HARDWARE || a->config != cfg_a)
-				continue;
-			if (pass == 0 && (a->mods & ~ign))
-				continue;
-			for (j = 0; j < (int)t->nr_events; j++) {
-				const struct vcpuperf_event_desc *b = &t->ev[j];
-
-				if (b->type != PERF_TYPE_HARDWARE ||
-				    b->config != cfg_b ||
-				    (a->mods & ~ign) != (b->mods & ~ign))
-					continue;
-				*ia = i;
-				*ib = j;
-				return;
-			}
-		}
-	}
-}
-
-/**
- * vc_tid_start() - (re)initialise a thread from its started record
- * @t:		the thread's state
- * @s:		the validated started record
- *
- * Thread ids are reused, so everything from an earlier incarnation is
- * forgotten: the counters are new and count from zero.
- */
-void vc_tid_start(struct vc_tid *t, const struct vcpuperf_started *s)
-{
-	__u32 i;
-
-	t->started = true;
-	t->pid = s->id.pid;
-	t->vcpu = s->id.vcpu;
-	t->kind = s->kind;
-	t->nr_events = s->nr_events;
-	t->exist_mask = s->nr_events >= 32 ? ~0U : (1U << s->nr_events) - 1;
-	memcpy(t->comm, s->comm, VCPUPERF_COMM_LEN);
-	t->comm[VCPUPERF_COMM_LEN] = '\0';
-	memset(t->prev, 0, sizeof(t->prev));
-	t->have_prev_t = false;
-	t->prev_t_mono = 0;
-	t->rows = 0;
-	for (i = 0; i < s->nr_events; i++) {
-		t->ev[i] = s->events[i];
-		t->ev[i].name[VCPUPERF_NAME_LEN - 1] = '\0';
-		vc_make_key(t, i);
-	}
-	vc_pick_pair(t, PERF_COUNT_HW_INSTRUCTIONS, PERF_COUNT_HW_CPU_CYCLES,
-		     &t->i_insns, &t->i_cycles);
-	vc_pick_pair(t, PERF_COUNT_HW_CACHE_MISSES,
-		     PERF_COUNT_HW_CACHE_REFERENCES, &t->i_misses, &t->i_refs);
 }
 
 /* Smallest size of a record of @type, or 0 for types we do not know. */
@@ -304,7 +80,7 @@ static size_t vc_fixed_size(__u16 type)
 }
 
 /* Does the record fit its type's layout?  NULL if so, else why not. */
-static const char *vc_check(const struct vcpuperf_rec *rec)
+static const char *vc_rec_layout_error(const struct vcpuperf_rec *rec)
 {
 	size_t fixed = vc_fixed_size(rec->type), need = fixed;
 	__u32 nr = 0;
@@ -394,14 +170,15 @@ static void vc_check_seq(struct vc_decoder *d, const struct vcpuperf_rec *rec)
 	d->stats.gaps++;
 	if (!explained)
 		d->stats.unexplained++;
-	vc_seq_gap(d, rec, d->next_seq, explained);
+	d->sink->gap(d->sink, rec, d->next_seq, explained);
 	d->next_seq = rec->seq + 1;
 }
 
 static void vc_sample(struct vc_decoder *d, const struct vcpuperf_rec *rec)
 {
 	const struct vcpuperf_sample *s = (const void *)rec;
-	struct vc_tid *t = vc_tid_find(d, rec->tid);
+	struct vc_tid *t = vc_thread_find(&d->threads, rec->tid);
+	struct vc_row row;
 
 	if (!t || !t->started) {
 		vc_warn(d, &d->stats.orphans, rec,
@@ -413,13 +190,35 @@ static void vc_sample(struct vc_decoder *d, const struct vcpuperf_rec *rec)
 			"nr_events differs from the started record: skipped");
 		return;
 	}
-	vc_write_row(d, t, s);
+	vc_thread_sample(t, s, &row);
+	d->stats.rows++;
+	d->sink->row(d->sink, t, &row);
 }
 
-static int vc_record(struct vc_decoder *d, const struct vcpuperf_rec *rec)
+/* Any record but header and sample: apply it, then hand it on. */
+static int vc_lifecycle(struct vc_decoder *d, const struct vcpuperf_rec *rec)
+{
+	struct vc_tid *t = NULL;
+	__u64 rows;
+
+	if (rec->type == VCPUPERF_REC_STARTED &&
+	    !vc_thread_start(&d->threads, (const void *)rec))
+		return -ENOMEM;
+	if (rec->type == VCPUPERF_REC_FINISHED && !rec->tid)
+		d->finished = true;
+	if (rec->tid)
+		t = vc_thread_find(&d->threads, rec->tid);
+	if (t && rec->type == VCPUPERF_REC_UNAVAILABLE)
+		vc_thread_unavailable(t, (const void *)rec);
+	rows = rec->tid ? (t ? t->rows : 0) : d->stats.rows;
+	d->sink->lifecycle(d->sink, rec, t, rows);
+	return 0;
+}
+
+static int vc_decode_record(struct vc_decoder *d,
+			    const struct vcpuperf_rec *rec)
 {
 	const char *why;
-	struct vc_tid *t;
 
 	d->stats.records++;
 	if (!d->have_header || rec->type == VCPUPERF_REC_HEADER)
@@ -429,28 +228,16 @@ static int vc_record(struct vc_decoder *d, const struct vcpuperf_rec *rec)
 		d->stats.unknown++;
 		return 0;
 	}
-	why = vc_check(rec);
+	why = vc_rec_layout_error(rec);
 	if (why) {
 		vc_warn(d, &d->stats.bad, rec, why);
 		return 0;
 	}
-	switch (rec->type) {
-	case VCPUPERF_REC_SAMPLE:
+	if (rec->type == VCPUPERF_REC_SAMPLE) {
 		vc_sample(d, rec);
 		return 0;
-	case VCPUPERF_REC_STARTED:
-		t = vc_tid_get(d, rec->tid);
-		if (!t)
-			return -ENOMEM;
-		vc_tid_start(t, (const void *)rec);
-		break;
-	case VCPUPERF_REC_FINISHED:
-		if (!rec->tid)
-			d->finished = true;
-		break;
 	}
-	vc_lifecycle(d, rec);
-	return 0;
+	return vc_lifecycle(d, rec);
 }
 
 /**
@@ -488,7 +275,7 @@ int vc_dec_commit(struct vc_decoder *d, size_t n)
 	while (d->len - off >= sizeof(struct vcpuperf_rec)) {
 		const struct vcpuperf_rec *rec = (const void *)(d->buf + off);
 
-		if (rec->size < sizeof(*rec) || rec->size % 8) {
+		if (rec->size < sizeof(*rec) || rec->size % VC_REC_ALIGN) {
 			if (!d->have_header)
 				fprintf(stderr, VC_NAME ": not a vcpuperf "
 					"stream (bad first record)\n");
@@ -502,7 +289,7 @@ int vc_dec_commit(struct vc_decoder *d, size_t n)
 		}
 		if (d->len - off < rec->size)
 			break;
-		ret = vc_record(d, rec);
+		ret = vc_decode_record(d, rec);
 		if (ret)
 			break;
 		off += rec->size;

@@ -10,25 +10,27 @@
 
 #include "vcpuperf-cat.h"
 
-static const char jw_digits2[201] =
+#define VC_JSON_DOUBLE_MAX	40	/* room for json_double(), %.6g too */
+
+static const char json_digit_pairs[201] =
 	"00010203040506070809101112131415161718192021222324252627282930313233"
 	"34353637383940414243444546474849505152535455565758596061626364656667"
 	"6869707172737475767778798081828384858687888990919293949596979899";
 
 /**
- * jw_init() - set up a writer
+ * json_init() - set up a writer
  * @w:		the writer
  * @fp:		where lines go
  * @path:	name of the output, for messages
  *
  * Return: 0 or -ENOMEM.
  */
-int jw_init(struct jw *w, FILE *fp, const char *path)
+int json_init(struct json_writer *w, FILE *fp, const char *path)
 {
 	memset(w, 0, sizeof(*w));
 	w->fp = fp;
 	w->path = path;
-	w->cap = VC_JW_BUFSZ;
+	w->cap = VC_JSON_BUFSZ;
 	w->buf = malloc(w->cap);
 	if (!w->buf)
 		return -ENOMEM;
@@ -37,23 +39,23 @@ int jw_init(struct jw *w, FILE *fp, const char *path)
 }
 
 /**
- * jw_free() - release the buffer (flush first)
+ * json_free() - release the buffer (flush first)
  * @w:		the writer
  */
-void jw_free(struct jw *w)
+void json_free(struct json_writer *w)
 {
 	free(w->buf);
 	w->buf = NULL;
 }
 
 /**
- * jw_flush() - write out everything pending and fflush the stream
+ * json_flush() - write out everything pending and fflush the stream
  * @w:		the writer
  *
  * Return: 0, or the negative errno of the first failed write (later
  * output is discarded after a failure).
  */
-int jw_flush(struct jw *w)
+int json_flush(struct json_writer *w)
 {
 	if (w->len && !w->err) {
 		if (fwrite(w->buf, 1, w->len, w->fp) != w->len)
@@ -66,11 +68,11 @@ int jw_flush(struct jw *w)
 }
 
 /**
- * jw_make_room() - flush so that @n more bytes fit
+ * json_make_room() - flush so that @n more bytes fit
  * @w:		the writer
- * @n:		bytes needed, at most VC_JW_SLACK
+ * @n:		bytes needed, at most VC_JSON_SLACK
  */
-void jw_make_room(struct jw *w, size_t n)
+void json_make_room(struct json_writer *w, size_t n)
 {
 	if (w->len && !w->err) {
 		if (fwrite(w->buf, 1, w->len, w->fp) != w->len)
@@ -82,52 +84,52 @@ void jw_make_room(struct jw *w, size_t n)
 }
 
 /**
- * jw_u64() - append an unsigned decimal
+ * json_u64() - append an unsigned decimal
  * @w:		the writer (room for 20 bytes is ensured)
  * @v:		the number
  */
-void jw_u64(struct jw *w, __u64 v)
+void json_u64(struct json_writer *w, __u64 v)
 {
-	char tmp[24];
+	char tmp[VC_JSON_INT_MAX];
 	char *p = tmp + sizeof(tmp);
 
-	jw_need(w, 24);
+	json_need(w, sizeof(tmp));
 	while (v >= 100) {
 		unsigned int r = (unsigned int)(v % 100);
 
 		v /= 100;
 		p -= 2;
-		p[0] = jw_digits2[r * 2];
-		p[1] = jw_digits2[r * 2 + 1];
+		p[0] = json_digit_pairs[r * 2];
+		p[1] = json_digit_pairs[r * 2 + 1];
 	}
 	if (v >= 10) {
 		p -= 2;
-		p[0] = jw_digits2[v * 2];
-		p[1] = jw_digits2[v * 2 + 1];
+		p[0] = json_digit_pairs[v * 2];
+		p[1] = json_digit_pairs[v * 2 + 1];
 	} else {
 		*--p = (char)('0' + v);
 	}
-	jw_mem(w, p, tmp + sizeof(tmp) - p);
+	json_mem(w, p, tmp + sizeof(tmp) - p);
 }
 
 /**
- * jw_s64() - append a signed decimal
+ * json_s64() - append a signed decimal
  * @w:		the writer
  * @v:		the number
  */
-void jw_s64(struct jw *w, long long v)
+void json_s64(struct json_writer *w, long long v)
 {
-	jw_need(w, 24);
+	json_need(w, VC_JSON_INT_MAX);
 	if (v < 0) {
-		jw_putc(w, '-');
-		jw_u64(w, 0ULL - (__u64)v);
+		json_putc(w, '-');
+		json_u64(w, 0ULL - (__u64)v);
 		return;
 	}
-	jw_u64(w, (__u64)v);
+	json_u64(w, (__u64)v);
 }
 
 /**
- * jw_fixed() - append @v / 10^@scale_digits as a short exact decimal
+ * json_fixed() - append @v / 10^@scale_digits as a short exact decimal
  * @w:		the writer
  * @v:		the number in units of 10^-@scale_digits
  * @scale_digits: decimals in @v, at most 18
@@ -135,7 +137,7 @@ void jw_s64(struct jw *w, long long v)
  * Trailing zeros of the fraction are dropped: 100000000 with 9 digits
  * is "0.1", 2000000000 is "2" (a JSON number either way).
  */
-void jw_fixed(struct jw *w, __u64 v, unsigned int scale_digits)
+void json_fixed(struct json_writer *w, __u64 v, unsigned int scale_digits)
 {
 	char frac[20];
 	__u64 div = 1;
@@ -143,7 +145,7 @@ void jw_fixed(struct jw *w, __u64 v, unsigned int scale_digits)
 
 	for (i = 0; i < scale_digits; i++)
 		div *= 10;
-	jw_u64(w, v / div);
+	json_u64(w, v / div);
 	v %= div;
 	if (!v)
 		return;
@@ -154,37 +156,37 @@ void jw_fixed(struct jw *w, __u64 v, unsigned int scale_digits)
 	n = scale_digits;
 	while (n > 0 && frac[n - 1] == '0')
 		n--;
-	jw_need(w, n + 1);
-	jw_putc(w, '.');
-	jw_mem(w, frac, n);
+	json_need(w, n + 1);
+	json_putc(w, '.');
+	json_mem(w, frac, n);
 }
 
 /**
- * jw_double() - append a ratio with 6 significant digits (like %.6g)
+ * json_double() - append a ratio with 6 significant digits (like %.6g)
  * @w:		the writer
  * @v:		a finite number
  *
  * The common range is formatted without printf; tiny, huge and
  * non-finite values fall back to snprintf (non-finite as null).
  */
-void jw_double(struct jw *w, double v)
+void json_double(struct json_writer *w, double v)
 {
 	static const double p10[] = {
 		1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9,
 	};
 	double a = v < 0 ? -v : v;
 	double x;
-	char tmp[40];
+	char tmp[VC_JSON_DOUBLE_MAX];
 	int e, n;
 	__u64 m;
 
-	jw_need(w, 40);
+	json_need(w, sizeof(tmp));
 	if (!isfinite(v)) {
-		jw_lit(w, "null");
+		json_lit(w, "null");
 		return;
 	}
 	if (a == 0) {
-		jw_putc(w, '0');
+		json_putc(w, '0');
 		return;
 	}
 	if (a >= 0.0001 && a < 1e6) {
@@ -202,20 +204,21 @@ void jw_double(struct jw *w, double v)
 		}
 		if (e <= 5) {
 			if (v < 0)
-				jw_putc(w, '-');
-			jw_fixed(w, m, (unsigned int)(5 - e));
+				json_putc(w, '-');
+			json_fixed(w, m, (unsigned int)(5 - e));
 			return;
 		}
 	}
 slow:
 	n = snprintf(tmp, sizeof(tmp), "%.6g", v);
-	jw_mem(w, tmp, (size_t)n);
+	json_mem(w, tmp, (size_t)n);
 }
 
 /**
- * jw_escape() - JSON-escape bytes into a buffer (without quotes)
+ * json_escape() - JSON-escape bytes into a buffer (without quotes)
  * @out:	destination, NUL terminated on return
- * @outlen:	its size, at least 6 * @n + 1 for no truncation
+ * @outlen:	its size, at least VC_JSON_ESC_MAX * @n + 1 for no
+ *		truncation
  * @s:		bytes, any values
  * @n:		their number (stops early at a NUL)
  *
@@ -225,7 +228,7 @@ slow:
  *
  * Return: length written.
  */
-size_t jw_escape(char *out, size_t outlen, const char *s, size_t n)
+size_t json_escape(char *out, size_t outlen, const char *s, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
 	size_t o = 0, i;
@@ -233,7 +236,7 @@ size_t jw_escape(char *out, size_t outlen, const char *s, size_t n)
 	for (i = 0; i < n && s[i]; i++) {
 		unsigned char c = (unsigned char)s[i];
 
-		if (o + 7 > outlen)
+		if (o + VC_JSON_ESC_MAX + 1 > outlen)
 			break;
 		if (c == '"' || c == '\\') {
 			out[o++] = '\\';
@@ -255,189 +258,209 @@ size_t jw_escape(char *out, size_t outlen, const char *s, size_t n)
 }
 
 /**
- * jw_strn() - append a quoted, escaped string of at most @n bytes
+ * json_strn() - append a quoted, escaped string of at most @n bytes
  * @w:		the writer
  * @s:		the bytes (stops at a NUL)
- * @n:		at most this many; keep it below VC_JW_SLACK / 6
+ * @n:		at most this many; keep it below
+ *		VC_JSON_SLACK / VC_JSON_ESC_MAX
  */
-void jw_strn(struct jw *w, const char *s, size_t n)
+void json_strn(struct json_writer *w, const char *s, size_t n)
 {
-	jw_need(w, n * 6 + 3);
-	jw_putc(w, '"');
-	w->len += jw_escape(w->buf + w->len, n * 6 + 1, s, n);
-	jw_putc(w, '"');
+	json_need(w, n * VC_JSON_ESC_MAX + 3);	/* "", and escape's NUL */
+	json_putc(w, '"');
+	w->len += json_escape(w->buf + w->len, n * VC_JSON_ESC_MAX + 1, s,
+			      n);
+	json_putc(w, '"');
 }
 
 /**
- * jw_str() - append a quoted, escaped NUL-terminated string
+ * json_str() - append a quoted, escaped NUL-terminated string
  * @w:		the writer
- * @s:		the string (truncated to 4096 bytes)
+ * @s:		the string (truncated to VC_JSON_STR_MAX bytes)
  */
-void jw_str(struct jw *w, const char *s)
+void json_str(struct json_writer *w, const char *s)
 {
-	jw_strn(w, s, strnlen(s, 4096));
+	json_strn(w, s, strnlen(s, VC_JSON_STR_MAX));
 }
 
 /**
- * jw_begin() - open an object or array
+ * json_bool() - append true or false
+ * @w:		the writer
+ * @v:		the value
+ */
+void json_bool(struct json_writer *w, bool v)
+{
+	if (v)
+		json_put_lit(w, "true");
+	else
+		json_put_lit(w, "false");
+}
+
+/**
+ * json_null() - append null
+ * @w:		the writer
+ */
+void json_null(struct json_writer *w)
+{
+	json_put_lit(w, "null");
+}
+
+/**
+ * json_begin() - open an object or array
  * @w:		the writer
  * @open:	'{' or '['
  *
- * As a value after jw_key(), or at the start of a line; an array item
- * needs jw_sep() first.
+ * As a value after json_key(), or at the start of a line; an array item
+ * needs json_sep() first.
  */
-void jw_begin(struct jw *w, char open)
+void json_begin(struct json_writer *w, char open)
 {
-	jw_need(w, 1);
-	jw_putc(w, open);
-	if (w->depth < VC_JW_DEPTH - 1)
+	json_need(w, 1);
+	json_putc(w, open);
+	if (w->depth < VC_JSON_DEPTH - 1)
 		w->depth++;
 	w->first[w->depth] = true;
 }
 
 /**
- * jw_end() - close an object or array
+ * json_end() - close an object or array
  * @w:		the writer
  * @close:	'}' or ']'
  */
-void jw_end(struct jw *w, char close)
+void json_end(struct json_writer *w, char close)
 {
-	jw_need(w, 1);
-	jw_putc(w, close);
+	json_need(w, 1);
+	json_putc(w, close);
 	if (w->depth > 0)
 		w->depth--;
 	w->first[w->depth] = false;
 }
 
 /**
- * jw_sep() - write a comma unless this is the first item of its level
+ * json_sep() - write a comma unless this is the first item of its level
  * @w:		the writer
  */
-void jw_sep(struct jw *w)
+void json_sep(struct json_writer *w)
 {
 	if (!w->first[w->depth]) {
-		jw_need(w, 1);
-		jw_putc(w, ',');
+		json_need(w, 1);
+		json_putc(w, ',');
 	}
 	w->first[w->depth] = false;
 }
 
 /**
- * jw_key() - write an object key (a plain ASCII literal) and its colon
+ * json_key() - write an object key (a plain ASCII literal) and its colon
  * @w:		the writer
  * @key:	the key; not escaped
  */
-void jw_key(struct jw *w, const char *key)
+void json_key(struct json_writer *w, const char *key)
 {
 	size_t n = strlen(key);
 
-	jw_sep(w);
-	jw_need(w, n + 3);
-	jw_putc(w, '"');
-	jw_mem(w, key, n);
-	jw_putc(w, '"');
-	jw_putc(w, ':');
+	json_sep(w);
+	json_need(w, n + 3);
+	json_putc(w, '"');
+	json_mem(w, key, n);
+	json_putc(w, '"');
+	json_putc(w, ':');
 	/* the value that follows is not an item of its own */
 	w->first[w->depth] = false;
 }
 
 /**
- * jw_line_end() - finish a line at the top level
+ * json_line_end() - finish a line at the top level
  * @w:		the writer
  */
-void jw_line_end(struct jw *w)
+void json_line_end(struct json_writer *w)
 {
-	jw_need(w, 1);
-	jw_putc(w, '\n');
+	json_need(w, 1);
+	json_putc(w, '\n');
 	w->depth = 0;
 	w->first[0] = true;
 }
 
 /**
- * jw_key_u64() - "key":unsigned
+ * json_key_u64() - "key":unsigned
  * @w:		the writer
  * @key:	plain key
  * @v:		value
  */
-void jw_key_u64(struct jw *w, const char *key, __u64 v)
+void json_key_u64(struct json_writer *w, const char *key, __u64 v)
 {
-	jw_key(w, key);
-	jw_u64(w, v);
+	json_key(w, key);
+	json_u64(w, v);
 }
 
 /**
- * jw_key_s64() - "key":signed
+ * json_key_s64() - "key":signed
  * @w:		the writer
  * @key:	plain key
  * @v:		value
  */
-void jw_key_s64(struct jw *w, const char *key, long long v)
+void json_key_s64(struct json_writer *w, const char *key, long long v)
 {
-	jw_key(w, key);
-	jw_s64(w, v);
+	json_key(w, key);
+	json_s64(w, v);
 }
 
 /**
- * jw_key_str() - "key":"escaped string"
+ * json_key_str() - "key":"escaped string"
  * @w:		the writer
  * @key:	plain key
  * @s:		NUL-terminated value
  */
-void jw_key_str(struct jw *w, const char *key, const char *s)
+void json_key_str(struct json_writer *w, const char *key, const char *s)
 {
-	jw_key(w, key);
-	jw_str(w, s);
+	json_key(w, key);
+	json_str(w, s);
 }
 
 /**
- * jw_key_strn() - "key":"escaped string" of at most @n bytes
+ * json_key_strn() - "key":"escaped string" of at most @n bytes
  * @w:		the writer
  * @key:	plain key
  * @s:		value, NUL terminated or @n bytes long
  * @n:		maximum length
  */
-void jw_key_strn(struct jw *w, const char *key, const char *s, size_t n)
+void json_key_strn(struct json_writer *w, const char *key, const char *s,
+		   size_t n)
 {
-	jw_key(w, key);
-	jw_strn(w, s, n);
+	json_key(w, key);
+	json_strn(w, s, n);
 }
 
 /**
- * jw_key_bool() - "key":true|false
+ * json_key_bool() - "key":true|false
  * @w:		the writer
  * @key:	plain key
  * @v:		value
  */
-void jw_key_bool(struct jw *w, const char *key, bool v)
+void json_key_bool(struct json_writer *w, const char *key, bool v)
 {
-	jw_key(w, key);
-	jw_need(w, 5);
-	if (v)
-		jw_lit(w, "true");
-	else
-		jw_lit(w, "false");
+	json_key(w, key);
+	json_bool(w, v);
 }
 
 /**
- * jw_key_null() - "key":null
+ * json_key_null() - "key":null
  * @w:		the writer
  * @key:	plain key
  */
-void jw_key_null(struct jw *w, const char *key)
+void json_key_null(struct json_writer *w, const char *key)
 {
-	jw_key(w, key);
-	jw_need(w, 4);
-	jw_lit(w, "null");
+	json_key(w, key);
+	json_null(w);
 }
 
 /**
- * jw_key_double() - "key":number with 6 significant digits
+ * json_key_double() - "key":number with 6 significant digits
  * @w:		the writer
  * @key:	plain key
  * @v:		value
  */
-void jw_key_double(struct jw *w, const char *key, double v)
+void json_key_double(struct json_writer *w, const char *key, double v)
 {
-	jw_key(w, key);
-	jw_double(w, v);
+	json_key(w, key);
+	json_double(w, v);
 }

@@ -2,187 +2,305 @@
 /*
  * One JSONL row per sample record: per-interval deltas of the cumulative
  * counters, scaled for multiplexing, with the null-versus-zero rules of
- * the perf_qemu.py schema.  This is the hot path: no printf.
+ * the row schema of the Python perf-stat collector that vcpuperf
+ * replaces (one row per interval, null for "not counted", never a
+ * made-up 0).  This is the hot path: no printf, and every key is written
+ * with one memcpy.
  */
+#include <stdlib.h>
+
 #include "vcpuperf-cat.h"
 
-static void vc_opt_u64(struct jw *w, bool have, __u64 v)
+/*
+ * Room for an event's key: its name escaped, then "_N" to make it unique
+ * (VC_KEY_SUFFIX_MAX, with the quotes, comma and colon around it).
+ */
+#define VC_KEY_SUFFIX_MAX	8
+#define VC_KEY_LEN	(VCPUPERF_NAME_LEN * VC_JSON_ESC_MAX + VC_KEY_SUFFIX_MAX)
+
+/* The keys of a row besides the events', in the order rows have them. */
+enum vc_row_key {
+	VC_ROW_T_MONO,
+	VC_ROW_T_WALL,
+	VC_ROW_SOURCE,
+	VC_ROW_AVAILABLE,
+	VC_ROW_INTERVAL,
+	VC_ROW_DT,
+	VC_ROW_SEQ,
+	VC_ROW_PID,
+	VC_ROW_TID,
+	VC_ROW_VCPU,
+	VC_ROW_RAN,
+	VC_ROW_IPC,
+	VC_ROW_MISS_RATE,
+	VC_ROW_ENABLED,
+	VC_ROW_RUNNING,
+	VC_ROW_MULTIPLEXED,
+	VC_ROW_READ_WINDOW,
+	VC_ROW_RAW,
+	VC_NR_ROW_KEYS
+};
+
+/* A key as a row has it: ,"name": */
+#define VC_ROW_KEY(text)	{ text, sizeof(text) - 1 }
+#define VC_KEY_QUOTES		4	/* ,"": around a bare key */
+
+/* Every key of a row but the events': written from here, and kept free. */
+static const struct {
+	const char *text;
+	size_t len;
+} vc_row_keys[VC_NR_ROW_KEYS] = {
+	[VC_ROW_T_MONO] = VC_ROW_KEY(",\"t_mono_ns\":"),
+	[VC_ROW_T_WALL] = VC_ROW_KEY(",\"t_wall_ns\":"),
+	[VC_ROW_SOURCE] = VC_ROW_KEY(",\"source\":"),
+	[VC_ROW_AVAILABLE] = VC_ROW_KEY(",\"available_in_deployment\":"),
+	[VC_ROW_INTERVAL] = VC_ROW_KEY(",\"interval_s\":"),
+	[VC_ROW_DT] = VC_ROW_KEY(",\"dt_ns\":"),
+	[VC_ROW_SEQ] = VC_ROW_KEY(",\"seq\":"),
+	[VC_ROW_PID] = VC_ROW_KEY(",\"pid\":"),
+	[VC_ROW_TID] = VC_ROW_KEY(",\"tid\":"),
+	[VC_ROW_VCPU] = VC_ROW_KEY(",\"vcpu\":"),
+	[VC_ROW_RAN] = VC_ROW_KEY(",\"ran\":"),
+	[VC_ROW_IPC] = VC_ROW_KEY(",\"ipc\":"),
+	[VC_ROW_MISS_RATE] = VC_ROW_KEY(",\"cache_miss_rate\":"),
+	[VC_ROW_ENABLED] = VC_ROW_KEY(",\"time_enabled_ns\":"),
+	[VC_ROW_RUNNING] = VC_ROW_KEY(",\"time_running_ns\":"),
+	[VC_ROW_MULTIPLEXED] = VC_ROW_KEY(",\"multiplexed\":"),
+	[VC_ROW_READ_WINDOW] = VC_ROW_KEY(",\"read_window_ns\":"),
+	[VC_ROW_RAW] = VC_ROW_KEY(",\"raw\":"),
+};
+
+/**
+ * struct vc_row_keys - the keys of one thread's events, as rows have them
+ * @key:	per event, ,"name": with - and : made _, escaped, unique in
+ *		the row
+ * @len:	lengths of @key
+ */
+struct vc_row_keys {
+	char key[VCPUPERF_MAX_EVENTS][VC_KEY_LEN];
+	unsigned short len[VCPUPERF_MAX_EVENTS];
+};
+
+/* Is the bare key already used by a fixed key or an event before @n? */
+static bool vc_key_taken(const struct vc_row_keys *k, __u32 n,
+			 const char *key, size_t len)
 {
-	if (have) {
-		jw_u64(w, v);
-	} else {
-		jw_need(w, 4);
-		jw_lit(w, "null");
-	}
+	size_t i;
+
+	for (i = 0; i < VC_NR_ROW_KEYS; i++)
+		if (vc_row_keys[i].len == len + VC_KEY_QUOTES &&
+		    !memcmp(vc_row_keys[i].text + 2, key, len))
+			return true;
+	for (i = 0; i < n; i++)
+		if (k->len[i] == len + VC_KEY_QUOTES &&
+		    !memcmp(k->key[i] + 2, key, len))
+			return true;
+	return false;
 }
 
-static void vc_bool(struct jw *w, bool v)
+/* The key of event @n: its name with - and : made _, unique in the row. */
+static void vc_make_key(struct vc_row_keys *k, const struct vc_tid *t,
+			__u32 n)
 {
-	jw_need(w, 5);
-	if (v)
-		jw_lit(w, "true");
+	char name[VCPUPERF_NAME_LEN + VC_KEY_SUFFIX_MAX];
+	char esc[VC_KEY_LEN];
+	size_t len, base, i;
+	int dup = 1;
+
+	len = strnlen(t->ev[n].name, VCPUPERF_NAME_LEN);
+	memcpy(name, t->ev[n].name, len);
+	for (i = 0; i < len; i++)
+		if (name[i] == '-' || name[i] == ':')
+			name[i] = '_';
+	if (!len)
+		name[len++] = '_';
+	base = len;
+	for (;;) {
+		len = json_escape(esc, sizeof(esc) - VC_KEY_SUFFIX_MAX, name,
+				  base);
+		if (dup > 1)
+			len += (size_t)snprintf(esc + len, sizeof(esc) - len,
+						"_%d", dup);
+		if (!vc_key_taken(k, n, esc, len))
+			break;
+		dup++;
+	}
+	k->key[n][0] = ',';
+	k->key[n][1] = '"';
+	memcpy(k->key[n] + 2, esc, len);
+	k->key[n][len + 2] = '"';
+	k->key[n][len + 3] = ':';
+	k->len[n] = (unsigned short)(len + VC_KEY_QUOTES);
+}
+
+/**
+ * vc_row_thread_start() - the row keys of a thread that (re)started
+ * @sink:	the JSONL sink
+ * @t:		the thread, with its events
+ * @data:	its keys from an earlier started record, or NULL
+ *
+ * Return: the keys (@data reused), or NULL when out of memory.
+ */
+void *vc_row_thread_start(struct vc_sink *sink, const struct vc_tid *t,
+			  void *data)
+{
+	struct vc_row_keys *k = data;
+	__u32 i;
+
+	(void)sink;
+	if (!k)
+		k = malloc(sizeof(*k));
+	if (!k)
+		return NULL;
+	for (i = 0; i < t->nr_events; i++)
+		vc_make_key(k, t, i);
+	return k;
+}
+
+/**
+ * vc_row_thread_free() - release what vc_row_thread_start() returned
+ * @sink:	the JSONL sink
+ * @data:	the keys, or NULL
+ */
+void vc_row_thread_free(struct vc_sink *sink, void *data)
+{
+	(void)sink;
+	free(data);
+}
+
+static void vc_put_key(struct json_writer *w, enum vc_row_key key)
+{
+	json_put(w, vc_row_keys[key].text, vc_row_keys[key].len);
+}
+
+static void vc_opt_u64(struct json_writer *w, bool have, __u64 v)
+{
+	if (have)
+		json_u64(w, v);
 	else
-		jw_lit(w, "false");
+		json_null(w);
+}
+
+static void vc_opt_s64(struct json_writer *w, bool have, __s64 v)
+{
+	if (have)
+		json_s64(w, v);
+	else
+		json_null(w);
 }
 
 /* A ratio of two event values, null unless both exist and b > 0. */
-static void vc_ratio(struct jw *w, int ia, int ib, const bool *have,
-		     const __u64 *val)
+static void vc_ratio(struct json_writer *w, int ia, int ib,
+		     const struct vc_row *row)
 {
-	if (ia < 0 || ib < 0 || !have[ia] || !have[ib] || !val[ib]) {
-		jw_need(w, 4);
-		jw_lit(w, "null");
+	if (ia < 0 || ib < 0 || !row->have[ia] || !row->have[ib] ||
+	    !row->value[ib]) {
+		json_null(w);
 		return;
 	}
-	jw_double(w, (double)val[ia] / (double)val[ib]);
+	json_double(w, (double)row->value[ia] / (double)row->value[ib]);
 }
 
-static void vc_raw(struct jw *w, const struct vc_tid *t,
+static void vc_raw(struct json_writer *w, const struct vc_tid *t,
 		   const struct vcpuperf_sample *s)
 {
 	__u32 i;
 
-	jw_need(w, 8);
-	jw_lit(w, ",\"raw\":{");
+	vc_put_key(w, VC_ROW_RAW);
+	json_put_char(w, '{');
 	for (i = 0; i < s->nr_events; i++) {
 		const struct vcpuperf_count *c = &s->counts[i];
 
-		if (i) {
-			jw_need(w, 1);
-			jw_putc(w, ',');
-		}
-		jw_strn(w, t->ev[i].name, VCPUPERF_NAME_LEN);
-		jw_need(w, 12);
-		jw_putc(w, ':');
+		if (i)
+			json_put_char(w, ',');
+		json_strn(w, t->ev[i].name, VCPUPERF_NAME_LEN);
+		json_put_char(w, ':');
 		if (!(s->counting_mask & (1U << i))) {
-			jw_lit(w, "null");
+			json_null(w);
 			continue;
 		}
-		jw_lit(w, "{\"value\":");
-		jw_u64(w, c->value);
-		jw_need(w, 12);
-		jw_lit(w, ",\"enabled\":");
-		jw_u64(w, c->enabled);
-		jw_need(w, 12);
-		jw_lit(w, ",\"running\":");
-		jw_u64(w, c->running);
-		jw_need(w, 1);
-		jw_putc(w, '}');
+		json_put_lit(w, "{\"value\":");
+		json_u64(w, c->value);
+		json_put_lit(w, ",\"enabled\":");
+		json_u64(w, c->enabled);
+		json_put_lit(w, ",\"running\":");
+		json_u64(w, c->running);
+		json_put_char(w, '}');
 	}
-	jw_need(w, 1);
-	jw_putc(w, '}');
+	json_put_char(w, '}');
+}
+
+/* Time, origin and identity: the keys before the events'. */
+static void vc_row_head(struct json_writer *w, const struct vc_jsonl *out,
+			const struct vc_row *row)
+{
+	const struct vcpuperf_sample *s = row->s;
+
+	/* the first key of the line, without its comma */
+	json_put_char(w, '{');
+	json_put(w, vc_row_keys[VC_ROW_T_MONO].text + 1,
+		 vc_row_keys[VC_ROW_T_MONO].len - 1);
+	json_s64(w, (long long)(s->rec.t_mono_ns - out->mono_origin));
+	vc_put_key(w, VC_ROW_T_WALL);
+	json_u64(w, s->rec.t_wall_ns);
+	vc_put_key(w, VC_ROW_SOURCE);
+	json_put_lit(w, "\"vcpuperf\"");
+	vc_put_key(w, VC_ROW_AVAILABLE);
+	json_bool(w, false);
+	vc_put_key(w, VC_ROW_INTERVAL);
+	json_fixed(w, s->interval_ns, VC_NS_DIGITS_S);
+	vc_put_key(w, VC_ROW_DT);
+	vc_opt_s64(w, row->have_dt, row->dt_ns);
+	vc_put_key(w, VC_ROW_SEQ);
+	json_u64(w, s->rec.seq);
+	vc_put_key(w, VC_ROW_PID);
+	json_u64(w, s->id.pid);
+	vc_put_key(w, VC_ROW_TID);
+	json_u64(w, s->rec.tid);
+	vc_put_key(w, VC_ROW_VCPU);
+	if (s->id.vcpu == VCPUPERF_NO_VCPU)
+		json_null(w);
+	else
+		json_s64(w, s->id.vcpu);
+	vc_put_key(w, VC_ROW_RAN);
+	if (row->counted)
+		json_bool(w, row->ran);
+	else
+		json_null(w);
 }
 
 /**
  * vc_write_row() - write the JSONL row of one sample
- * @d:		the decoder (its rows writer and options)
- * @t:		the sampled thread, started, with as many events as @s
- * @s:		the validated sample record
- *
- * Per event: null when the counter does not exist; the raw delta (0)
- * when it was not enabled during the interval; null when it was enabled
- * but never ran on the PMU; else the delta scaled by enabled/running.
+ * @sink:	the JSONL sink (its rows writer and options)
+ * @t:		the sampled thread
+ * @row:	the sample, interpreted (see vc_thread_sample())
  */
-void vc_write_row(struct vc_decoder *d, struct vc_tid *t,
-		  const struct vcpuperf_sample *s)
+void vc_write_row(struct vc_sink *sink, const struct vc_tid *t,
+		  const struct vc_row *row)
 {
-	struct jw *w = d->rows;
-	__u64 val[VCPUPERF_MAX_EVENTS];
-	bool have[VCPUPERF_MAX_EVENTS];
-	__u64 max_en = 0, min_run = ~0ULL;
-	bool exist = false, ran = false, mux = false;
+	const struct vc_jsonl *out = container_of(sink, struct vc_jsonl, sink);
+	const struct vc_row_keys *k = t->sink_data;
+	struct json_writer *w = out->rows;
 	__u32 i;
 
-	for (i = 0; i < s->nr_events; i++) {
-		struct vp_delta dl;
-
-		have[i] = false;
-		if (!(s->counting_mask & (1U << i)))
-			continue;
-		exist = true;
-		vp_count_delta(&t->prev[i], &s->counts[i], &dl);
-		t->prev[i] = s->counts[i];
-		if (dl.enabled > max_en)
-			max_en = dl.enabled;
-		if (dl.running < min_run)
-			min_run = dl.running;
-		if (dl.enabled)
-			ran = true;
-		if (dl.running && dl.running < dl.enabled)
-			mux = true;
-		have[i] = vp_scale(dl.value, dl.enabled, dl.running, &val[i]);
+	vc_row_head(w, out, row);
+	for (i = 0; i < row->s->nr_events; i++) {
+		json_put(w, k->key[i], k->len[i]);
+		vc_opt_u64(w, row->have[i], row->value[i]);
 	}
-	t->exist_mask = s->counting_mask;
-
-	jw_need(w, 16);
-	jw_lit(w, "{\"t_mono_ns\":");
-	jw_s64(w, (long long)(s->rec.t_mono_ns - d->mono_origin));
-	jw_need(w, 16);
-	jw_lit(w, ",\"t_wall_ns\":");
-	jw_u64(w, s->rec.t_wall_ns);
-	jw_need(w, 80);
-	jw_lit(w, ",\"source\":\"vcpuperf\",\"available_in_deployment\":false"
-	       ",\"interval_s\":");
-	jw_fixed(w, s->interval_ns, 9);
-	jw_need(w, 16);
-	jw_lit(w, ",\"dt_ns\":");
-	if (t->have_prev_t) {
-		jw_s64(w, (long long)(s->rec.t_mono_ns - t->prev_t_mono));
-	} else {
-		jw_need(w, 4);
-		jw_lit(w, "null");
-	}
-	jw_need(w, 16);
-	jw_lit(w, ",\"seq\":");
-	jw_u64(w, s->rec.seq);
-	jw_need(w, 16);
-	jw_lit(w, ",\"pid\":");
-	jw_u64(w, s->id.pid);
-	jw_need(w, 16);
-	jw_lit(w, ",\"tid\":");
-	jw_u64(w, s->rec.tid);
-	jw_need(w, 16);
-	jw_lit(w, ",\"vcpu\":");
-	if (s->id.vcpu == VCPUPERF_NO_VCPU)
-		jw_lit(w, "null");
-	else
-		jw_s64(w, s->id.vcpu);
-	jw_need(w, 16);
-	jw_lit(w, ",\"ran\":");
-	if (exist)
-		vc_bool(w, ran);
-	else
-		jw_lit(w, "null");
-	for (i = 0; i < s->nr_events; i++) {
-		jw_need(w, VC_KEY_LEN);
-		jw_mem(w, t->key[i], t->key_len[i]);
-		vc_opt_u64(w, have[i], val[i]);
-	}
-	jw_need(w, 16);
-	jw_lit(w, ",\"ipc\":");
-	vc_ratio(w, t->i_insns, t->i_cycles, have, val);
-	jw_need(w, 24);
-	jw_lit(w, ",\"cache_miss_rate\":");
-	vc_ratio(w, t->i_misses, t->i_refs, have, val);
-	jw_need(w, 24);
-	jw_lit(w, ",\"time_enabled_ns\":");
-	vc_opt_u64(w, exist, max_en);
-	jw_need(w, 24);
-	jw_lit(w, ",\"time_running_ns\":");
-	vc_opt_u64(w, exist, min_run);
-	jw_need(w, 24);
-	jw_lit(w, ",\"multiplexed\":");
-	vc_bool(w, mux);
-	jw_need(w, 24);
-	jw_lit(w, ",\"read_window_ns\":");
-	jw_u64(w, s->read_window_ns);
-	if (d->raw)
-		vc_raw(w, t, s);
-	jw_need(w, 2);
-	jw_lit(w, "}\n");
-
-	t->have_prev_t = true;
-	t->prev_t_mono = s->rec.t_mono_ns;
-	t->rows++;
-	d->stats.rows++;
+	vc_put_key(w, VC_ROW_IPC);
+	vc_ratio(w, t->i_insns, t->i_cycles, row);
+	vc_put_key(w, VC_ROW_MISS_RATE);
+	vc_ratio(w, t->i_misses, t->i_refs, row);
+	vc_put_key(w, VC_ROW_ENABLED);
+	vc_opt_u64(w, row->counted, row->enabled_ns);
+	vc_put_key(w, VC_ROW_RUNNING);
+	vc_opt_u64(w, row->counted, row->running_ns);
+	vc_put_key(w, VC_ROW_MULTIPLEXED);
+	json_bool(w, row->multiplexed);
+	vc_put_key(w, VC_ROW_READ_WINDOW);
+	json_u64(w, row->s->read_window_ns);
+	if (out->raw)
+		vc_raw(w, t, row->s);
+	json_put_lit(w, "}\n");
 }

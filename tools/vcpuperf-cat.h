@@ -3,16 +3,21 @@
  * vcpuperf-cat: read the vcpuperf record stream and write JSONL.
  *
  * jsonl.c	buffered JSON writer (own number formatting, chunked fwrite)
- * decode.c	stream reassembly, record validation, sequence checking,
- *		per-thread state
+ * decode.c	stream reassembly, record validation, sequence checking;
+ *		hands what it decoded to a struct vc_sink
+ * threads.c	per-thread state: the only place that changes it
+ * output.c	the JSONL sink: the callbacks rows.c and lifecycle.c provide
  * rows.c	one JSONL row per sample record
  * lifecycle.c	one JSON line per lifecycle record (perf_started, ...)
  * control.c	debugfs paths, control writes, status, error advice
- * main.c	options, signals, the read loop
+ * options.c	the command line, --help, checks before any I/O
+ * loop.c	the read loop: signals, stop, polling, flushing
+ * main.c	a run: open the stream and outputs, attach, read, report
  */
 #ifndef _VCPUPERF_CAT_H
 #define _VCPUPERF_CAT_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -21,6 +26,11 @@
 #include "vcpuperf_lib.h"
 
 #define VC_NAME		"vcpuperf-cat"
+
+/* Decimals of a fixed-point number of nanoseconds or parts per million. */
+#define VC_NS_DIGITS_S	9	/* ns as seconds */
+#define VC_NS_DIGITS_MS	6	/* ns as milliseconds */
+#define VC_PPM_DIGITS	6	/* ppm as a ratio */
 
 /* Exit codes. */
 #define VC_EXIT_OK	0
@@ -31,14 +41,22 @@
 #define __printf(a, b)	__attribute__((format(printf, a, b)))
 #endif
 
+#ifndef container_of
+#define container_of(ptr, type, member)					\
+	((type *)((char *)(ptr) - offsetof(type, member)))
+#endif
+
 /* ---- jsonl.c ---------------------------------------------------------- */
 
-#define VC_JW_BUFSZ	(1024U * 1024U)	/* output buffer */
-#define VC_JW_SLACK	(64U * 1024U)	/* room one line may need at most */
-#define VC_JW_DEPTH	8		/* object/array nesting */
+#define VC_JSON_BUFSZ	(1024U * 1024U)	/* output buffer */
+#define VC_JSON_SLACK	(64U * 1024U)	/* room one line may need at most */
+#define VC_JSON_DEPTH	8		/* object/array nesting */
+#define VC_JSON_ESC_MAX	6		/* an escaped byte: \u00XX */
+#define VC_JSON_INT_MAX	24		/* room for any json_u64/json_s64 */
+#define VC_JSON_STR_MAX	4096		/* json_str() truncates here */
 
 /**
- * struct jw - a JSON lines writer into a large buffer
+ * struct json_writer - a JSON lines writer into a large buffer
  * @fp:		output stream (written with fwrite in big chunks)
  * @path:	its name, for error messages
  * @buf:	pending output
@@ -48,70 +66,88 @@
  * @first:	per level: nothing written yet at this level (no comma)
  * @err:	errno of the first failed write, 0 if none
  */
-struct jw {
+struct json_writer {
 	FILE *fp;
 	const char *path;
 	char *buf;
 	size_t len;
 	size_t cap;
 	int depth;
-	bool first[VC_JW_DEPTH];
+	bool first[VC_JSON_DEPTH];
 	int err;
 };
 
-int jw_init(struct jw *w, FILE *fp, const char *path);
-void jw_free(struct jw *w);
-int jw_flush(struct jw *w);
-void jw_make_room(struct jw *w, size_t n);
+int json_init(struct json_writer *w, FILE *fp, const char *path);
+void json_free(struct json_writer *w);
+int json_flush(struct json_writer *w);
+void json_make_room(struct json_writer *w, size_t n);
 
 /* Make sure @n more bytes fit (flushing if need be). */
-static inline void jw_need(struct jw *w, size_t n)
+static inline void json_need(struct json_writer *w, size_t n)
 {
 	if (w->cap - w->len < n)
-		jw_make_room(w, n);
+		json_make_room(w, n);
 }
 
-static inline void jw_putc(struct jw *w, char c)
+static inline void json_putc(struct json_writer *w, char c)
 {
 	w->buf[w->len++] = c;
 }
 
-static inline void jw_mem(struct jw *w, const void *s, size_t n)
+static inline void json_mem(struct json_writer *w, const void *s, size_t n)
 {
 	memcpy(w->buf + w->len, s, n);
 	w->len += n;
 }
 
-#define jw_lit(w, s)	jw_mem((w), (s), sizeof(s) - 1)
+#define json_lit(w, s)	json_mem((w), (s), sizeof(s) - 1)
 
-void jw_u64(struct jw *w, __u64 v);
-void jw_s64(struct jw *w, long long v);
-void jw_fixed(struct jw *w, __u64 v, unsigned int scale_digits);
-void jw_double(struct jw *w, double v);
-void jw_strn(struct jw *w, const char *s, size_t n);
-void jw_str(struct jw *w, const char *s);
-size_t jw_escape(char *out, size_t outlen, const char *s, size_t n);
+/* Append @n bytes, making room for them first. */
+static inline void json_put(struct json_writer *w, const void *s, size_t n)
+{
+	json_need(w, n);
+	json_mem(w, s, n);
+}
 
-void jw_begin(struct jw *w, char open);
-void jw_end(struct jw *w, char close);
-void jw_key(struct jw *w, const char *key);
-void jw_sep(struct jw *w);
-void jw_line_end(struct jw *w);
+static inline void json_put_char(struct json_writer *w, char c)
+{
+	json_need(w, 1);
+	json_putc(w, c);
+}
 
-void jw_key_u64(struct jw *w, const char *key, __u64 v);
-void jw_key_s64(struct jw *w, const char *key, long long v);
-void jw_key_str(struct jw *w, const char *key, const char *s);
-void jw_key_strn(struct jw *w, const char *key, const char *s, size_t n);
-void jw_key_bool(struct jw *w, const char *key, bool v);
-void jw_key_null(struct jw *w, const char *key);
-void jw_key_double(struct jw *w, const char *key, double v);
+#define json_put_lit(w, s)	json_put((w), (s), sizeof(s) - 1)
 
-/* ---- decode.c --------------------------------------------------------- */
+void json_u64(struct json_writer *w, __u64 v);
+void json_s64(struct json_writer *w, long long v);
+void json_fixed(struct json_writer *w, __u64 v, unsigned int scale_digits);
+void json_double(struct json_writer *w, double v);
+void json_strn(struct json_writer *w, const char *s, size_t n);
+void json_str(struct json_writer *w, const char *s);
+void json_bool(struct json_writer *w, bool v);
+void json_null(struct json_writer *w);
+size_t json_escape(char *out, size_t outlen, const char *s, size_t n);
 
-#define VC_KEY_LEN	(VCPUPERF_NAME_LEN * 6 + 8)	/* escaped ,"key": */
+void json_begin(struct json_writer *w, char open);
+void json_end(struct json_writer *w, char close);
+void json_key(struct json_writer *w, const char *key);
+void json_sep(struct json_writer *w);
+void json_line_end(struct json_writer *w);
+
+void json_key_u64(struct json_writer *w, const char *key, __u64 v);
+void json_key_s64(struct json_writer *w, const char *key, long long v);
+void json_key_str(struct json_writer *w, const char *key, const char *s);
+void json_key_strn(struct json_writer *w, const char *key, const char *s,
+		   size_t n);
+void json_key_bool(struct json_writer *w, const char *key, bool v);
+void json_key_null(struct json_writer *w, const char *key);
+void json_key_double(struct json_writer *w, const char *key, double v);
+
+/* ---- threads.c, decode.c: the decoder -------------------------------- */
+
+#define VC_BITS_PER_MASK	32	/* events an event mask (__u32) can name */
 
 /**
- * struct vc_tid - what the tool knows about one sampled thread
+ * struct vc_tid - what the decoder knows about one sampled thread
  * @tid:	thread id
  * @started:	a started record was seen
  * @pid:	thread group id
@@ -121,8 +157,6 @@ void jw_key_double(struct jw *w, const char *key, double v);
  * @exist_mask:	counters believed to exist (unavailable/sample records)
  * @comm:	thread name, NUL terminated
  * @ev:		the configured events
- * @key:	per event, the JSON text ,"name": with - and : made _
- * @key_len:	lengths of @key
  * @prev:	previous cumulative counts (zero before the first sample)
  * @have_prev_t: @prev_t_mono is valid
  * @prev_t_mono: t_mono_ns of the previous sample
@@ -131,6 +165,9 @@ void jw_key_double(struct jw *w, const char *key, double v);
  * @i_refs:	index of cache-references, -1 if none
  * @i_misses:	index of cache-misses, -1 if none
  * @rows:	rows written for this thread since its started record
+ * @sink_data:	the sink's own data for this thread (from its thread_start)
+ *
+ * Only threads.c changes these fields; the sink gets them read-only.
  */
 struct vc_tid {
 	__u32 tid;
@@ -142,8 +179,6 @@ struct vc_tid {
 	__u32 exist_mask;
 	char comm[VCPUPERF_COMM_LEN + 1];
 	struct vcpuperf_event_desc ev[VCPUPERF_MAX_EVENTS];
-	char key[VCPUPERF_MAX_EVENTS][VC_KEY_LEN];
-	unsigned short key_len[VCPUPERF_MAX_EVENTS];
 	struct vcpuperf_count prev[VCPUPERF_MAX_EVENTS];
 	bool have_prev_t;
 	__u64 prev_t_mono;
@@ -152,7 +187,92 @@ struct vc_tid {
 	int i_refs;
 	int i_misses;
 	__u64 rows;
+	void *sink_data;
 };
+
+/**
+ * struct vc_row - one sample record, interpreted against its thread
+ * @s:		the validated sample record
+ * @value:	per event, the interval's delta scaled by enabled/running
+ * @have:	per event, @value is known: the counter exists, and it ran on
+ *		the PMU if it was enabled (else the row says null)
+ * @enabled_ns:	largest time_enabled delta over the existing counters
+ * @running_ns:	smallest time_running delta over the existing counters
+ * @counted:	at least one counter exists (@enabled_ns, @running_ns and
+ *		@ran mean nothing otherwise)
+ * @ran:	some counter was enabled during the interval
+ * @multiplexed: some counter ran for only part of its enabled time
+ * @have_dt:	@dt_ns is known (not the thread's first sample)
+ * @dt_ns:	t_mono_ns since the thread's previous sample
+ */
+struct vc_row {
+	const struct vcpuperf_sample *s;
+	__u64 value[VCPUPERF_MAX_EVENTS];
+	bool have[VCPUPERF_MAX_EVENTS];
+	__u64 enabled_ns;
+	__u64 running_ns;
+	bool counted;
+	bool ran;
+	bool multiplexed;
+	bool have_dt;
+	__s64 dt_ns;
+};
+
+/**
+ * struct vc_sink - where the decoder sends what it decoded
+ * @thread_start: a started record was applied to @t: return the sink's
+ *		data for the thread, made anew or reusing @data (what it
+ *		returned for an earlier started record of the same tid, or
+ *		NULL); NULL when out of memory
+ * @thread_free: release what @thread_start returned (may be NULL)
+ * @row:	a sample of thread @t, interpreted
+ * @lifecycle:	any record but header and sample, after it was applied to
+ *		its thread; @t is NULL for tid 0 or a thread never started;
+ *		@rows is the number of rows decoded so far for the thread
+ *		(since its started record), or for the session when tid is 0
+ * @gap:	a sequence gap: @rec arrived when @expected was due;
+ *		@explained when a dropped record accounts for exactly the
+ *		missing numbers
+ *
+ * A table of callbacks, as perf's struct perf_tool: the decoder calls out
+ * through it and knows nothing about output.  An output embeds it in its
+ * own struct and gets back to that with container_of().
+ */
+struct vc_sink {
+	void *(*thread_start)(struct vc_sink *sink, const struct vc_tid *t,
+			      void *data);
+	void (*thread_free)(struct vc_sink *sink, void *data);
+	void (*row)(struct vc_sink *sink, const struct vc_tid *t,
+		    const struct vc_row *row);
+	void (*lifecycle)(struct vc_sink *sink, const struct vcpuperf_rec *rec,
+			  const struct vc_tid *t, __u64 rows);
+	void (*gap)(struct vc_sink *sink, const struct vcpuperf_rec *rec,
+		    __u64 expected, bool explained);
+};
+
+/**
+ * struct vc_threads - the per-thread state, by tid
+ * @slot:	open-addressing table of threads
+ * @size:	slots in @slot (power of two)
+ * @used:	slots in use
+ * @sink:	whose thread_start and thread_free keep @sink_data
+ */
+struct vc_threads {
+	struct vc_tid **slot;
+	size_t size;
+	size_t used;
+	struct vc_sink *sink;
+};
+
+int vc_threads_init(struct vc_threads *th, struct vc_sink *sink);
+void vc_threads_free(struct vc_threads *th);
+struct vc_tid *vc_thread_find(const struct vc_threads *th, __u32 tid);
+struct vc_tid *vc_thread_start(struct vc_threads *th,
+			       const struct vcpuperf_started *s);
+void vc_thread_unavailable(struct vc_tid *t,
+			   const struct vcpuperf_unavailable *u);
+void vc_thread_sample(struct vc_tid *t, const struct vcpuperf_sample *s,
+		      struct vc_row *row);
 
 /**
  * struct vc_stats - what happened while decoding
@@ -176,10 +296,7 @@ struct vc_stats {
 
 /**
  * struct vc_decoder - the stream reader's state
- * @rows:	writer of sample rows
- * @events:	writer of lifecycle lines (may be @rows)
- * @mono_origin: subtracted from every t_mono_ns
- * @raw:	add the raw cumulative values to each row
+ * @sink:	where decoded records go
  * @buf:	reassembly buffer
  * @len:	bytes in @buf
  * @cap:	size of @buf
@@ -187,17 +304,12 @@ struct vc_stats {
  * @have_header: the stream header was read
  * @finished:	the session finished record was read
  * @next_seq:	sequence number expected next
- * @tab:	open-addressing table of per-thread state
- * @tab_size:	slots in @tab (power of two)
- * @tab_used:	slots in use
+ * @threads:	per-thread state
  * @stats:	counters
  * @fatal:	the stream cannot be decoded further
  */
 struct vc_decoder {
-	struct jw *rows;
-	struct jw *events;
-	__u64 mono_origin;
-	bool raw;
+	struct vc_sink *sink;
 	unsigned char *buf;
 	size_t len;
 	size_t cap;
@@ -205,38 +317,128 @@ struct vc_decoder {
 	bool have_header;
 	bool finished;
 	__u64 next_seq;
-	struct vc_tid **tab;
-	size_t tab_size;
-	size_t tab_used;
+	struct vc_threads threads;
 	struct vc_stats stats;
 	bool fatal;
 };
 
-int vc_dec_init(struct vc_decoder *d, struct jw *rows, struct jw *events,
-		__u64 mono_origin, bool raw);
+int vc_dec_init(struct vc_decoder *d, struct vc_sink *sink);
 void vc_dec_free(struct vc_decoder *d);
 void *vc_dec_space(struct vc_decoder *d, size_t *room);
 int vc_dec_commit(struct vc_decoder *d, size_t n);
 int vc_dec_end(struct vc_decoder *d);
-struct vc_tid *vc_tid_find(struct vc_decoder *d, __u32 tid);
-struct vc_tid *vc_tid_get(struct vc_decoder *d, __u32 tid);
-void vc_tid_start(struct vc_tid *t, const struct vcpuperf_started *s);
 
-/* ---- rows.c ----------------------------------------------------------- */
+/* ---- output.c, rows.c, lifecycle.c: the JSONL sink -------------------- */
 
-void vc_write_row(struct vc_decoder *d, struct vc_tid *t,
-		  const struct vcpuperf_sample *s);
+/**
+ * struct vc_jsonl - the sink that writes JSONL
+ * @sink:	its callbacks, for the decoder
+ * @rows:	writer of sample rows
+ * @events:	writer of lifecycle lines (may be @rows)
+ * @mono_origin: subtracted from every t_mono_ns
+ * @raw:	add the raw cumulative values to each row
+ */
+struct vc_jsonl {
+	struct vc_sink sink;
+	struct json_writer *rows;
+	struct json_writer *events;
+	__u64 mono_origin;
+	bool raw;
+};
 
-/* ---- lifecycle.c ------------------------------------------------------ */
+void vc_jsonl_init(struct vc_jsonl *out, struct json_writer *rows,
+		   struct json_writer *events, __u64 mono_origin, bool raw);
 
-void vc_event_begin(struct vc_decoder *d, const char *name,
-		    const struct vcpuperf_rec *rec);
-void vc_event_end(struct vc_decoder *d);
-void vc_event_id(struct vc_decoder *d, const struct vcpuperf_rec *rec,
-		 const struct vcpuperf_target_id *id);
-void vc_lifecycle(struct vc_decoder *d, const struct vcpuperf_rec *rec);
-void vc_seq_gap(struct vc_decoder *d, const struct vcpuperf_rec *rec,
-		__u64 expected, bool explained);
+void *vc_row_thread_start(struct vc_sink *sink, const struct vc_tid *t,
+			  void *data);
+void vc_row_thread_free(struct vc_sink *sink, void *data);
+void vc_write_row(struct vc_sink *sink, const struct vc_tid *t,
+		  const struct vc_row *row);
+
+void vc_write_lifecycle(struct vc_sink *sink, const struct vcpuperf_rec *rec,
+			const struct vc_tid *t, __u64 rows);
+void vc_write_seq_gap(struct vc_sink *sink, const struct vcpuperf_rec *rec,
+		      __u64 expected, bool explained);
+
+/* ---- options.c -------------------------------------------------------- */
+
+/**
+ * struct vc_opts - the command line
+ * @kind:	VCPUPERF_TARGET_* of --qemu, --pid or --tid; 0 for none
+ * @ids:	its argument
+ * @no_attach:	--no-attach
+ * @events:	--events, or NULL
+ * @interval:	--interval as given, or NULL
+ * @ring:	--ring as given, or NULL
+ * @mods:	keyword modifiers (guest_only ...) as VCPUPERF_MOD_*
+ * @duration_ns: --duration, 0 for none
+ * @out:	-o, or NULL for stdout
+ * @events_out:	--events-out, or NULL for inline
+ * @raw:	--raw
+ * @mono_origin: --mono-origin
+ * @dir:	--debugfs
+ * @device:	--device
+ * @replay:	--replay
+ * @record:	--record
+ */
+struct vc_opts {
+	enum vcpuperf_target_kind kind;
+	const char *ids;
+	bool no_attach;
+	const char *events;
+	const char *interval;
+	const char *ring;
+	__u32 mods;
+	__u64 duration_ns;
+	const char *out;
+	const char *events_out;
+	bool raw;
+	__u64 mono_origin;
+	const char *dir;
+	const char *device;
+	const char *replay;
+	const char *record;
+};
+
+int vc_parse_args(int argc, char **argv, struct vc_opts *o);
+int vc_validate(const struct vc_opts *o, char *attach, size_t len,
+		__u64 *interval_ns);
+
+/* ---- loop.c ----------------------------------------------------------- */
+
+/**
+ * struct vc_loop - the read loop: its inputs, then its own state
+ * @fd:		stream (non-blocking unless replayed)
+ * @ctl:	where commands go, -1 when no stop is to be sent
+ * @dir:	debugfs directory
+ * @record:	copy of the raw bytes, or NULL
+ * @deadline:	CLOCK_MONOTONIC ns to stop at, 0 for none
+ * @d:		the decoder
+ * @rows:	writer of its rows
+ * @events:	writer of its lifecycle lines (may be @rows)
+ * @flushed:	when the output was last written out
+ * @stopping:	stop was sent: read on to the end of the stream
+ * @stop_by:	give up waiting for the end of the stream at this time
+ * @spurious:	reads in a row that found nothing after poll said ready
+ */
+struct vc_loop {
+	int fd;
+	int ctl;
+	const char *dir;
+	FILE *record;
+	__u64 deadline;
+	struct vc_decoder *d;
+	struct json_writer *rows;
+	struct json_writer *events;
+	__u64 flushed;
+	bool stopping;
+	__u64 stop_by;
+	int spurious;
+};
+
+void vc_signals_setup(void);
+__u64 vc_now_ns(void);
+int vc_read_loop(struct vc_loop *l);
 
 /* ---- control.c -------------------------------------------------------- */
 
@@ -252,7 +454,7 @@ void vc_seq_gap(struct vc_decoder *d, const struct vcpuperf_rec *rec,
 struct vc_files {
 	int stream;
 	int ctl;
-	char path[4096];
+	char path[PATH_MAX];
 };
 
 int vc_open_module(const char *dir, const char *device, bool control,

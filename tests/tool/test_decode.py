@@ -27,7 +27,7 @@ TOOL = os.path.join(ROOT, "tools", "vcpuperf-cat")
 
 # ---- uapi constants (include/uapi/vcpuperf.h) ------------------------------
 MAGIC = 0x46504356
-ABI = 1
+ABI = 2
 MAX_EVENTS = 16
 NAME_LEN = 48
 COMM_LEN = 16
@@ -228,10 +228,10 @@ class TestHeader(ToolCase):
         self.assertIn("not a vcpuperf stream", self.err)
 
     def test_bad_abi(self):
-        s = Stream(abi=2)
+        s = Stream(abi=1)
         self.assertEqual(self.replay(s), 1)
-        self.assertIn("ABI version 2", self.err)
-        self.assertIn("expects 1", self.err)
+        self.assertIn("ABI version 1", self.err)
+        self.assertIn("expects 2", self.err)
 
     def test_first_record_not_header(self):
         s = Stream()
@@ -687,7 +687,8 @@ class TestLifecycle(ToolCase):
 
 class TestCli(ToolCase):
     OPTIONS = ["--qemu", "--pid", "--tid", "--no-attach", "--events",
-               "--interval", "--guest-only", "--host-only", "--user-only",
+               "--interval", "--ring", "--guest-only", "--host-only",
+               "--user-only",
                "--kernel-only", "--pinned", "--duration", "-o",
                "--events-out", "--raw", "--mono-origin", "--debugfs",
                "--device", "--replay", "--record", "--help"]
@@ -723,6 +724,10 @@ class TestCli(ToolCase):
             ["--tid", "1", "--user-only", "--kernel-only"],
             ["--tid", "0"],
             ["--no-attach", "--events", "cycles"],
+            ["--tid", "1", "--ring", "32K"],
+            ["--tid", "1", "--ring", "2G"],
+            ["--tid", "1", "--ring", "1X"],
+            ["--no-attach", "--ring", "1M"],
             ["--tid", "1", "--events", "cycles:u", "--kernel-only"],
             ["--tid", "1", "--bogus-option"],
         ]
@@ -739,36 +744,37 @@ class TestCli(ToolCase):
                         "no such directory" in err, err)
 
     def test_device_fallback(self):
-        """Control missing: the device is used (and said so); neither
-        usable: both reasons."""
+        """The device opens: it is the tool's collection (here /dev/null:
+        no header).  Device missing: the default collection through
+        debugfs, said once.  Neither usable: both reasons."""
         d = self.path("vp")
         os.mkdir(d)
         rc, _, err = self.run_tool("--tid", "1", "--debugfs", d,
                                    "--device", "/dev/null", "-o",
                                    self.path("o.jsonl"))
-        self.assertIn("control: No such file or directory; using /dev/null",
-                      err)
         self.assertIn("empty stream", err)     # /dev/null has no header
+        self.assertNotIn("using", err)
         self.assertEqual(rc, 1)
-        rc, _, err = self.run_tool("--no-attach", "--debugfs", d,
-                                   "--device", "/dev/null")
-        self.assertIn("stream: No such file or directory; using /dev/null",
-                      err)
         rc, _, err = self.run_tool("--tid", "1", "--debugfs", d,
                                    "--device", self.path("nodev"))
         self.assertEqual(rc, 1)
         self.assertIn(os.path.join(d, "control"), err)
-        self.assertIn(self.path("nodev") + ": No such file or directory",
-                      err)
         self.assertNotIn("using", err)
+        rc, _, err = self.run_tool("--no-attach", "--debugfs", d,
+                                   "--device", "/dev/null")
+        self.assertEqual(rc, 1)
+        self.assertIn(os.path.join(d, "stream"), err)
+        self.assertNotIn("/dev/null", err)
 
-    def test_debugfs_control_means_no_fallback(self):
+    def test_missing_device_falls_back_to_debugfs(self):
         d = self.fake_debugfs(Stream().bytes())
         rc, _, err = self.run_tool("--tid", "4242", "--debugfs", d,
-                                   "--device", "/dev/null", "-o",
+                                   "--device", self.path("nodev"), "-o",
                                    self.path("o.jsonl"))
         self.assertEqual(rc, 0, err)
-        self.assertEqual(err, "")
+        self.assertEqual(err.count("using the module's default "
+                                   "collection in " + d), 1, err)
+        self.assertEqual(len(err.splitlines()), 1, err)
 
     def fake_debugfs(self, stream_bytes=None):
         d = self.path("vcpuperf")
@@ -791,11 +797,13 @@ class TestCli(ToolCase):
         out, rec = self.path("o.jsonl"), self.path("rec.bin")
         rc, _, err = self.run_tool("--tid", "4242", "--events",
                                    "cycles,instructions", "--interval",
-                                   "50", "--guest-only", "--debugfs", d,
-                                   "-o", out, "--record", rec)
+                                   "50", "--ring", "8M", "--guest-only",
+                                   "--debugfs", d, "--device",
+                                   self.path("nodev"), "-o", out,
+                                   "--record", rec)
         self.assertEqual(rc, 0, err)
         with open(os.path.join(d, "control")) as f:
-            self.assertEqual(f.read(), "interval 50ms"
+            self.assertEqual(f.read(), "ring 8M" "interval 50ms"
                              "attach tid=4242 events=cycles,instructions "
                              "guest_only")
         lines = load(out)
@@ -810,7 +818,7 @@ class TestCli(ToolCase):
         os.symlink("/dev/full", os.path.join(d, "control"))
         out = self.path("o.jsonl")
         rc, _, err = self.run_tool("--tid", "4242", "--debugfs", d,
-                                   "-o", out)
+                                   "--device", self.path("nodev"), "-o", out)
         self.assertEqual(rc, 1)
         self.assertIn("ENOSPC", err)
         self.assertIn("no such thread 4242", err)
@@ -827,6 +835,7 @@ class TestCli(ToolCase):
         s.data = bytearray()
         out = self.path("o.jsonl")
         p = subprocess.Popen([TOOL, "--tid", "4242", "--debugfs", d,
+                              "--device", self.path("nodev"),
                               "-o", out, "--events", "cycles"],
                              stderr=subprocess.PIPE)
         ctl = os.path.join(d, "control")

@@ -229,7 +229,7 @@ class ModulePage(unittest.TestCase):
         limits = {n for n in re.findall(r"^#define\s+(VCPUPERF_\w+)", src,
                                         re.M)
                   if re.match(r"VCPUPERF_(MAX_|CMD_|NAME_|COMM_|INTERVAL_|"
-                              r"NO_|MAGIC|ABI)", n)}
+                              r"NO_|MAGIC|ABI|RING_|ERR_|IOC_)", n)}
         w = words(MAN4)
         missing = sorted((structs | limits) - w)
         self.assertEqual(missing, [], missing)
@@ -240,8 +240,9 @@ class ModulePage(unittest.TestCase):
                   "DEBUGFS FILES", "LIFECYCLE AND CAUSES"):
             self.assertIn(s, sec)
         dev = "\n".join(sec["CHARACTER DEVICE"])
-        for word in ("/dev/vcpuperf", "O_RDONLY", "O_RDWR", "O_WRONLY",
-                     "EBUSY", "0600", "lockdown=integrity"):
+        for word in ("/dev/vcpuperf", "O_WRONLY", "0600", "EUSERS",
+                     "ENOSPC", "VCPUPERF_IOC_LAST_ERROR", "dup", "fork",
+                     "max_collections", "ring_total_kb"):
             self.assertIn(word, dev)
         perm = "\n".join(sec["PERMISSIONS"])
         # module/files.c, vp_file_get(): every open needs CAP_SYS_ADMIN

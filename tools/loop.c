@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The read loop: read the stream and feed the decoder until EOF; on
+ * SIGINT, SIGTERM or the end of --duration send stop and read on to the
+ * end of the stream; write the output out when the stream runs dry, and
+ * at least every VC_FLUSH_MAX_NS while it does not.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vcpuperf-cat.h"
+
+#define VC_STOP_TIMEOUT_NS	(10 * VP_NS_PER_S)	/* EOF after stop */
+#define VC_POLL_MAX_MS		1000
+/*
+ * Output is written out whenever the stream runs dry, and at least this
+ * often while it does not: a reader that is always behind (a slow disk, a
+ * busy host) still lands its rows within a second.
+ */
+#define VC_FLUSH_MAX_NS		VP_NS_PER_S
+/*
+ * A stream without poll support always says it is ready: after this many
+ * empty reads in a row, sleep VC_IDLE_SLEEP_NS before polling again.
+ */
+#define VC_SPURIOUS_MAX		2
+#define VC_IDLE_SLEEP_NS	(5 * VP_NS_PER_MS)
+
+/* What the loop does after a step. */
+enum vc_step {
+	VC_STEP_ON,		/* go on reading */
+	VC_STEP_DONE,		/* the stream ended: exit 0 */
+	VC_STEP_FAILED,		/* stop reading: exit 1 (a message is out) */
+};
+
+static volatile sig_atomic_t vc_signals;
+
+static void vc_on_signal(int sig)
+{
+	(void)sig;
+	vc_signals++;
+}
+
+/**
+ * vc_signals_setup() - SIGINT and SIGTERM end the run; SIGPIPE is ignored
+ */
+void vc_signals_setup(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = vc_on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/**
+ * vc_now_ns() - CLOCK_MONOTONIC in nanoseconds
+ *
+ * Return: the time.
+ */
+__u64 vc_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * VP_NS_PER_S + (__u64)ts.tv_nsec;
+}
+
+static void vc_flush_all(struct vc_loop *l, __u64 now)
+{
+	json_flush(l->rows);
+	if (l->events != l->rows)
+		json_flush(l->events);
+	if (l->record)
+		fflush(l->record);
+	l->flushed = now;
+}
+
+/* A signal or the deadline: send stop once; a second signal gives up. */
+static enum vc_step vc_check_stop(struct vc_loop *l, __u64 now)
+{
+	if (!l->stopping && (vc_signals ||
+			     (l->deadline && now >= l->deadline))) {
+		if (l->ctl < 0)
+			return VC_STEP_DONE;	/* no-attach / replay */
+		l->stopping = true;
+		vc_signals = 0;
+		l->stop_by = now + VC_STOP_TIMEOUT_NS;
+		vc_control(l->ctl, l->dir, "stop");
+	} else if (l->stopping && vc_signals) {
+		fprintf(stderr, VC_NAME ": interrupted again before the end "
+			"of the stream: output is incomplete\n");
+		return VC_STEP_FAILED;
+	} else if (l->stopping && now >= l->stop_by) {
+		fprintf(stderr, VC_NAME ": no end of stream %llu s after "
+			"stop: output may be incomplete\n",
+			VC_STOP_TIMEOUT_NS / VP_NS_PER_S);
+		return VC_STEP_FAILED;
+	}
+	return VC_STEP_ON;
+}
+
+/* @n bytes arrived at @buf: copy them to --record and decode them. */
+static enum vc_step vc_consume(struct vc_loop *l, const void *buf, size_t n,
+			       __u64 now)
+{
+	l->spurious = 0;
+	if (l->stopping)
+		l->stop_by = vc_now_ns() + VC_STOP_TIMEOUT_NS;
+	if (l->record && fwrite(buf, 1, n, l->record) != n) {
+		fprintf(stderr, VC_NAME ": writing --record file: %s\n",
+			strerror(errno));
+		return VC_STEP_FAILED;
+	}
+	if (vc_dec_commit(l->d, n))
+		return VC_STEP_FAILED;
+	if (l->rows->err || l->events->err)
+		return VC_STEP_FAILED;	/* reported by the caller */
+	if (now - l->flushed >= VC_FLUSH_MAX_NS)
+		vc_flush_all(l, now);
+	return VC_STEP_ON;
+}
+
+/* The stream ran dry: write the output out and wait for more. */
+static enum vc_step vc_wait(struct vc_loop *l, __u64 now)
+{
+	struct pollfd pfd = { .fd = l->fd, .events = POLLIN };
+	int timeout = VC_POLL_MAX_MS;
+
+	vc_flush_all(l, now);
+	if (!l->stopping && l->deadline) {
+		__u64 left = l->deadline > now ? l->deadline - now : 0;
+
+		if (left / VP_NS_PER_MS < (__u64)timeout)
+			timeout = (int)(left / VP_NS_PER_MS) + 1;
+	}
+	if (++l->spurious > VC_SPURIOUS_MAX) {
+		struct timespec ts = { 0, VC_IDLE_SLEEP_NS };
+
+		nanosleep(&ts, NULL);
+	}
+	if (poll(&pfd, 1, timeout) < 0 && errno != EINTR) {
+		fprintf(stderr, VC_NAME ": poll: %s\n", strerror(errno));
+		return VC_STEP_FAILED;
+	}
+	return VC_STEP_ON;
+}
+
+/* One read() of the stream, and what follows from it. */
+static enum vc_step vc_read_once(struct vc_loop *l, __u64 now)
+{
+	size_t room;
+	void *buf = vc_dec_space(l->d, &room);
+	ssize_t n = read(l->fd, buf, room);
+
+	if (n > 0)
+		return vc_consume(l, buf, (size_t)n, now);
+	if (n == 0)
+		return vc_dec_end(l->d) ? VC_STEP_FAILED : VC_STEP_DONE;
+	if (errno == EINTR)
+		return VC_STEP_ON;
+	if (errno == EAGAIN)
+		return vc_wait(l, now);
+	fprintf(stderr, VC_NAME ": reading stream: %s\n", strerror(errno));
+	return VC_STEP_FAILED;
+}
+
+/**
+ * vc_read_loop() - read until EOF, a fatal decode error or an interruption
+ * @l:		what to read, where it goes, when to stop
+ *
+ * Return: 0, or 1 when the run failed (a message is out).
+ */
+int vc_read_loop(struct vc_loop *l)
+{
+	enum vc_step step;
+
+	l->flushed = vc_now_ns();
+	l->stop_by = 0;
+	l->stopping = false;
+	l->spurious = 0;
+	do {
+		__u64 now = vc_now_ns();
+
+		step = vc_check_stop(l, now);
+		if (step == VC_STEP_ON)
+			step = vc_read_once(l, now);
+	} while (step == VC_STEP_ON);
+	return step == VC_STEP_FAILED;
+}

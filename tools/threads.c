@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Per-thread decoder state: the table of threads by tid, and everything
+ * that changes a thread's state: its started record (events, counters
+ * from zero), unavailable records (a counter that does not exist) and
+ * samples (deltas against the previous cumulative counts, scaled for
+ * multiplexing).  No other file changes a struct vc_tid.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "vcpuperf-cat.h"
+
+#define VC_TAB_MIN	64		/* initial slots */
+#define VC_TID_HASH	2654435761U	/* Knuth's multiplicative hash */
+
+/**
+ * vc_threads_init() - set up an empty thread table
+ * @th:		the table
+ * @sink:	keeps its own data per thread (thread_start, thread_free)
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int vc_threads_init(struct vc_threads *th, struct vc_sink *sink)
+{
+	th->sink = sink;
+	th->used = 0;
+	th->size = VC_TAB_MIN;
+	th->slot = calloc(th->size, sizeof(*th->slot));
+	return th->slot ? 0 : -ENOMEM;
+}
+
+/**
+ * vc_threads_free() - forget every thread (the sink's data included)
+ * @th:		the table
+ */
+void vc_threads_free(struct vc_threads *th)
+{
+	size_t i;
+
+	if (th->slot) {
+		for (i = 0; i < th->size; i++) {
+			if (!th->slot[i])
+				continue;
+			th->sink->thread_free(th->sink, th->slot[i]->sink_data);
+			free(th->slot[i]);
+		}
+	}
+	free(th->slot);
+	th->slot = NULL;
+}
+
+static size_t vc_slot(const struct vc_threads *th, __u32 tid)
+{
+	return (size_t)(tid * VC_TID_HASH) & (th->size - 1);
+}
+
+/**
+ * vc_thread_find() - the state of a thread, if any
+ * @th:		the table
+ * @tid:	thread id
+ *
+ * Return: the state or NULL.
+ */
+struct vc_tid *vc_thread_find(const struct vc_threads *th, __u32 tid)
+{
+	size_t i = vc_slot(th, tid);
+
+	while (th->slot[i]) {
+		if (th->slot[i]->tid == tid)
+			return th->slot[i];
+		i = (i + 1) & (th->size - 1);
+	}
+	return NULL;
+}
+
+static int vc_threads_grow(struct vc_threads *th)
+{
+	struct vc_tid **old = th->slot;
+	size_t old_size = th->size, i;
+
+	th->slot = calloc(old_size * 2, sizeof(*th->slot));
+	if (!th->slot) {
+		th->slot = old;
+		return -ENOMEM;
+	}
+	th->size = old_size * 2;
+	for (i = 0; i < old_size; i++) {
+		size_t j;
+
+		if (!old[i])
+			continue;
+		j = vc_slot(th, old[i]->tid);
+		while (th->slot[j])
+			j = (j + 1) & (th->size - 1);
+		th->slot[j] = old[i];
+	}
+	free(old);
+	return 0;
+}
+
+/* The state of a thread, created (blank) if new; NULL when out of memory. */
+static struct vc_tid *vc_thread_get(struct vc_threads *th, __u32 tid)
+{
+	struct vc_tid *t = vc_thread_find(th, tid);
+	size_t i;
+
+	if (t)
+		return t;
+	if ((th->used + 1) * 2 > th->size && vc_threads_grow(th))
+		return NULL;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->tid = tid;
+	t->vcpu = VCPUPERF_NO_VCPU;
+	t->i_cycles = -1;
+	t->i_insns = -1;
+	t->i_refs = -1;
+	t->i_misses = -1;
+	i = vc_slot(th, tid);
+	while (th->slot[i])
+		i = (i + 1) & (th->size - 1);
+	th->slot[i] = t;
+	th->used++;
+	return t;
+}
+
+/* Mask of the first @nr events (all of them from VC_BITS_PER_MASK on). */
+static __u32 vc_first_events_mask(__u32 nr)
+{
+	return nr >= VC_BITS_PER_MASK ? ~0U : (1U << nr) - 1;
+}
+
+/*
+ * Find a pair of events (A, B) by canonical hardware config, for a
+ * ratio: both without modifiers if there is such a pair, else the first
+ * pair counting the same thing (same u/k/G/H modifiers; pinning does not
+ * matter).
+ */
+static void vc_pick_pair(struct vc_tid *t, __u64 cfg_a, __u64 cfg_b,
+			 int *ia, int *ib)
+{
+	const __u32 ign = VCPUPERF_MOD_PINNED;
+	int pass, i, j;
+
+	*ia = *ib = -1;
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < (int)t->nr_events; i++) {
+			const struct vcpuperf_event_desc *a = &t->ev[i];
+
+			if (a->type != PERF_TYPE_HARDWARE || a->config != cfg_a)
+				continue;
+			if (pass == 0 && (a->mods & ~ign))
+				continue;
+			for (j = 0; j < (int)t->nr_events; j++) {
+				const struct vcpuperf_event_desc *b = &t->ev[j];
+
+				if (b->type != PERF_TYPE_HARDWARE ||
+				    b->config != cfg_b ||
+				    (a->mods & ~ign) != (b->mods & ~ign))
+					continue;
+				*ia = i;
+				*ib = j;
+				return;
+			}
+		}
+	}
+}
+
+/*
+ * (Re)initialise a thread from its started record.  Thread ids are
+ * reused, so everything from an earlier incarnation is forgotten: the
+ * counters are new and count from zero.
+ */
+static void vc_thread_reset(struct vc_tid *t, const struct vcpuperf_started *s)
+{
+	__u32 i;
+
+	t->started = true;
+	t->pid = s->id.pid;
+	t->vcpu = s->id.vcpu;
+	t->kind = s->kind;
+	t->nr_events = s->nr_events;
+	t->exist_mask = vc_first_events_mask(s->nr_events);
+	memcpy(t->comm, s->comm, VCPUPERF_COMM_LEN);
+	t->comm[VCPUPERF_COMM_LEN] = '\0';
+	memset(t->prev, 0, sizeof(t->prev));
+	t->have_prev_t = false;
+	t->prev_t_mono = 0;
+	t->rows = 0;
+	for (i = 0; i < s->nr_events; i++) {
+		t->ev[i] = s->events[i];
+		t->ev[i].name[VCPUPERF_NAME_LEN - 1] = '\0';
+	}
+	vc_pick_pair(t, PERF_COUNT_HW_INSTRUCTIONS, PERF_COUNT_HW_CPU_CYCLES,
+		     &t->i_insns, &t->i_cycles);
+	vc_pick_pair(t, PERF_COUNT_HW_CACHE_MISSES,
+		     PERF_COUNT_HW_CACHE_REFERENCES, &t->i_misses, &t->i_refs);
+}
+
+/**
+ * vc_thread_start() - apply a started record
+ * @th:		the table
+ * @s:		the validated started record
+ *
+ * The thread is created if new and (re)initialised; then the sink makes
+ * its own data for it.
+ *
+ * Return: the thread, or NULL when out of memory.
+ */
+struct vc_tid *vc_thread_start(struct vc_threads *th,
+			       const struct vcpuperf_started *s)
+{
+	struct vc_tid *t = vc_thread_get(th, s->rec.tid);
+	void *data;
+
+	if (!t)
+		return NULL;
+	vc_thread_reset(t, s);
+	data = th->sink->thread_start(th->sink, t, t->sink_data);
+	if (!data)
+		return NULL;
+	t->sink_data = data;
+	return t;
+}
+
+/**
+ * vc_thread_unavailable() - apply an unavailable record
+ * @t:		the thread
+ * @u:		the validated record: its counter does not exist
+ */
+void vc_thread_unavailable(struct vc_tid *t,
+			   const struct vcpuperf_unavailable *u)
+{
+	if (u->event < VC_BITS_PER_MASK)
+		t->exist_mask &= ~(1U << u->event);
+}
+
+/**
+ * vc_thread_sample() - interpret a sample and advance the thread past it
+ * @t:		the sampled thread, started, with as many events as @s
+ * @s:		the validated sample record
+ * @row:	filled with what the row says
+ *
+ * Per event: unknown when the counter does not exist; the raw delta (0)
+ * when it was not enabled during the interval; unknown when it was
+ * enabled but never ran on the PMU; else the delta scaled by
+ * enabled/running.  The counts of @s become the thread's previous ones.
+ */
+void vc_thread_sample(struct vc_tid *t, const struct vcpuperf_sample *s,
+		      struct vc_row *row)
+{
+	__u32 i;
+
+	row->s = s;
+	row->enabled_ns = 0;
+	row->running_ns = ~0ULL;
+	row->counted = false;
+	row->ran = false;
+	row->multiplexed = false;
+	for (i = 0; i < s->nr_events; i++) {
+		struct vp_delta dl;
+
+		row->have[i] = false;
+		if (!(s->counting_mask & (1U << i)))
+			continue;
+		row->counted = true;
+		vp_count_delta(&t->prev[i], &s->counts[i], &dl);
+		t->prev[i] = s->counts[i];
+		if (dl.enabled > row->enabled_ns)
+			row->enabled_ns = dl.enabled;
+		if (dl.running < row->running_ns)
+			row->running_ns = dl.running;
+		if (dl.enabled)
+			row->ran = true;
+		if (dl.running && dl.running < dl.enabled)
+			row->multiplexed = true;
+		row->have[i] = vp_scale(dl.value, dl.enabled, dl.running,
+					&row->value[i]);
+	}
+	t->exist_mask = s->counting_mask;
+	row->have_dt = t->have_prev_t;
+	row->dt_ns = (__s64)(s->rec.t_mono_ns - t->prev_t_mono);
+	t->have_prev_t = true;
+	t->prev_t_mono = s->rec.t_mono_ns;
+	t->rows++;
+}
