@@ -232,8 +232,11 @@ int vc_open_module(const char *dir, const char *device, bool control,
 		vc_explain_device(device, err);
 		return -1;
 	}
-	if (vc_open_debugfs(dir, true, files))
+	if (vc_open_debugfs(dir, true, files)) {
+		/* Both reasons: the device's, and debugfs' (said above). */
+		fprintf(stderr, VC_NAME ": %s: %s\n", device, strerror(err));
 		return -1;
+	}
 	fprintf(stderr, VC_NAME ": %s: %s; using the module's default "
 		"collection in %s\n", device, strerror(err), dir);
 	return 0;

@@ -759,6 +759,8 @@ class TestCli(ToolCase):
                                    "--device", self.path("nodev"))
         self.assertEqual(rc, 1)
         self.assertIn(os.path.join(d, "control"), err)
+        self.assertIn(self.path("nodev") + ": No such file or directory",
+                      err)
         self.assertNotIn("using", err)
         rc, _, err = self.run_tool("--no-attach", "--debugfs", d,
                                    "--device", "/dev/null")
