@@ -22,7 +22,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOOL = os.path.join(ROOT, "tools", "vcpuperf-cat")
-MAGIC, ABI = 0x46504356, 1
+MAGIC, ABI = 0x46504356, 2
 HEADER, SAMPLE, STARTED = 1, 2, 3
 EVENTS = [("task-clock", 1, 1), ("context-switches", 1, 3),
           ("page-faults", 1, 2), ("cpu-clock", 1, 0),
@@ -57,9 +57,9 @@ def synth(path, nrows):
             if i == 0:
                 t += IV
             en = (k + 1) * IV
-            body = struct.pack("=IiIIIIQQ", 1000, i, len(EVENTS),
+            body = struct.pack("=IiIIIIQQQ", 1000, i, len(EVENTS),
                                (1 << len(EVENTS)) - 1, 0, 1 if k == 0 else 0,
-                               IV, 4000)
+                               IV, 4000, t)
             for e in range(len(EVENTS)):
                 body += struct.pack("=QQQ", (k + 1) * (e * 1000 + 17 + i),
                                     en, en // 2)
@@ -100,9 +100,9 @@ def python_writer(path, limit):
             rtype, size, tid, seq, tm, tw = struct.unpack_from("=HHIQQQ",
                                                                data, off)
             if rtype == SAMPLE:
-                pid, vcpu, nr, mask, exm, flags, iv, win = \
-                    struct.unpack_from("=IiIIIIQQ", data, off + 32)
-                c = struct.unpack_from("=%dQ" % (3 * nr), data, off + 72)
+                pid, vcpu, nr, mask, exm, flags, iv, win, grid = \
+                    struct.unpack_from("=IiIIIIQQQ", data, off + 32)
+                c = struct.unpack_from("=%dQ" % (3 * nr), data, off + 80)
                 p = prev.get(tid)
                 row = {"t_mono_ns": tm, "t_wall_ns": tw, "source": "vcpuperf",
                        "available_in_deployment": False,
@@ -120,7 +120,9 @@ def python_writer(path, limit):
                     else:
                         row[names[e]] = v
                 row.update(time_enabled_ns=en_d, time_running_ns=ru_d,
-                           multiplexed=ru_d < en_d, read_window_ns=win)
+                           multiplexed=ru_d < en_d, read_window_ns=win,
+                           late_ns=tm - grid if grid and tm >= grid
+                           else None)
                 out.write(json.dumps(row, separators=(",", ":")) + "\n")
                 prev[tid] = (tm, c)
                 n += 1

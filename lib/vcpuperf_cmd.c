@@ -521,6 +521,33 @@ static int vp_parse_ring(const char *buf, size_t len, size_t pos,
 	return 0;
 }
 
+static int vp_parse_read(const char *buf, size_t len, size_t pos,
+			 struct vp_cmd *cmd, char *err, size_t errlen)
+{
+	struct vp_token tok;
+	__u32 m;
+
+	if (!vp_next_token(buf, len, &pos, &tok)) {
+		snprintf(err, errlen, "read needs a mode: auto, direct, kick or lazy");
+		return -EINVAL;
+	}
+	for (m = VCPUPERF_READ_AUTO; m <= VCPUPERF_READ_LAZY; m++)
+		if (vp_tok_is(&tok, vp_read_mode_name(m)))
+			break;
+	if (m > VCPUPERF_READ_LAZY) {
+		snprintf(err, errlen,
+			 "bad read mode '%.*s': want auto, direct, kick or lazy",
+			 vp_quote_len(&tok, VP_QUOTE_ARG), tok.s);
+		return -EINVAL;
+	}
+	cmd->read_mode = m;
+	if (vp_next_token(buf, len, &pos, &tok)) {
+		snprintf(err, errlen, "read takes one argument");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /**
  * vp_parse_cmd() - parse one control command
  * @buf:	the bytes written, not NUL terminated
@@ -571,6 +598,10 @@ int vp_parse_cmd(const char *buf, size_t len, struct vp_cmd *cmd,
 	if (vp_tok_is(&tok, "ring")) {
 		cmd->op = VP_OP_RING;
 		return vp_parse_ring(buf, len, pos, cmd, err, errlen);
+	}
+	if (vp_tok_is(&tok, "read")) {
+		cmd->op = VP_OP_READ;
+		return vp_parse_read(buf, len, pos, cmd, err, errlen);
 	}
 	if (vp_tok_is(&tok, "stop")) {
 		cmd->op = VP_OP_STOP;

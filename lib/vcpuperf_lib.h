@@ -27,6 +27,7 @@ enum vp_op {
 	VP_OP_INTERVAL,
 	VP_OP_STOP,
 	VP_OP_RING,
+	VP_OP_READ,
 };
 
 #define VP_KB_PER_MB	1024U
@@ -57,6 +58,7 @@ struct vp_event_spec {
  * @mods:	modifiers given as keywords, applied to every event
  * @interval_ns: for VP_OP_INTERVAL
  * @ring_kb:	for VP_OP_RING
+ * @read_mode:	enum vcpuperf_read_mode, for VP_OP_READ
  * @events:	the events, in sample order
  */
 struct vp_cmd {
@@ -69,6 +71,7 @@ struct vp_cmd {
 	__u32 mods;
 	__u64 interval_ns;
 	__u32 ring_kb;
+	__u32 read_mode;
 	struct vp_event_spec events[VCPUPERF_MAX_EVENTS];
 };
 
@@ -146,5 +149,6 @@ const char *vp_cause_text(enum vcpuperf_cause cause);
 const char *vp_rec_name(__u16 type);
 const char *vp_detach_name(__u32 reason);
 const char *vp_kind_name(__u32 kind);
+const char *vp_read_mode_name(__u32 mode);
 
 #endif /* _VCPUPERF_LIB_H */

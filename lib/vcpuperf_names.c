@@ -231,3 +231,25 @@ const char *vp_kind_name(__u32 kind)
 		return "unknown";
 	}
 }
+
+/**
+ * vp_read_mode_name() - the word of a read mode in the read command
+ * @mode:	enum vcpuperf_read_mode
+ *
+ * Return: "auto", "direct", "kick", "lazy" or "unknown".
+ */
+const char *vp_read_mode_name(__u32 mode)
+{
+	switch (mode) {
+	case VCPUPERF_READ_AUTO:
+		return "auto";
+	case VCPUPERF_READ_DIRECT:
+		return "direct";
+	case VCPUPERF_READ_KICK:
+		return "kick";
+	case VCPUPERF_READ_LAZY:
+		return "lazy";
+	default:
+		return "unknown";
+	}
+}

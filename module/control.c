@@ -29,6 +29,9 @@ static int vp_control_do(struct vp_coll *c, struct vp_cmd *cmd, char *err,
 		return 0;
 	case VP_OP_RING:
 		return vp_coll_set_ring(c, cmd->ring_kb, err, errlen);
+	case VP_OP_READ:
+		c->read_mode = cmd->read_mode;
+		return 0;
 	case VP_OP_STOP:
 		vp_detach_all(c, VCPUPERF_DETACH_STOP);
 		vp_emit_session_finished(c);
@@ -136,6 +139,7 @@ void vp_control_show(struct seq_file *m, struct vp_coll *c)
 	vp_format_duration(dur, sizeof(dur), c->interval_ns);
 	seq_printf(m, "ring %uK\n", c->ring_kb);
 	seq_printf(m, "interval %s\n", dur);
+	seq_printf(m, "read %s\n", vp_read_mode_name(c->read_mode));
 	list_for_each_entry(g, &c->groups, node) {
 		seq_printf(m, "attach %s=%d", vp_kind_name(g->kind), g->nr);
 		vp_show_events(m, g->events, g->nr_events);

@@ -96,16 +96,41 @@ void vp_counter_create(struct vp_counter *c,
 }
 
 /**
+ * vp_event_read() - read a kernel counter's cumulative value and times
+ * @event:	the counter
+ * @v:		value, time_enabled and time_running, filled in
+ *
+ * Sleeps (perf_event_read_value() takes the event's context mutex).  A
+ * counter whose thread runs on another CPU costs one cross-CPU call; one
+ * read by its own thread, none.
+ */
+void vp_event_read(struct perf_event *event, struct vcpuperf_count *v)
+{
+	v->value = perf_event_read_value(event, &v->enabled, &v->running);
+}
+
+/**
+ * vp_event_exited() - has a kernel counter seen its thread exit?
+ * @event:	the counter
+ *
+ * Return: true once perf moved it to PERF_EVENT_STATE_EXIT: its value is
+ * final.
+ */
+bool vp_event_exited(struct perf_event *event)
+{
+	return READ_ONCE(event->state) == PERF_EVENT_STATE_EXIT;
+}
+
+/**
  * vp_counter_read() - read a counter's cumulative value and times
  * @c:		the counter slot, with a counter
  * @v:		value, time_enabled and time_running, filled in
  *
- * Sleeps (perf_event_read_value() takes the event's context mutex); a
- * counter whose thread runs on another CPU costs one cross-CPU call.
+ * See vp_event_read().
  */
 void vp_counter_read(struct vp_counter *c, struct vcpuperf_count *v)
 {
-	v->value = perf_event_read_value(c->event, &v->enabled, &v->running);
+	vp_event_read(c->event, v);
 }
 
 /**
@@ -129,7 +154,7 @@ void vp_counter_release(struct vp_counter *c)
  */
 bool vp_counter_exited(const struct vp_counter *c)
 {
-	return c->event && READ_ONCE(c->event->state) == PERF_EVENT_STATE_EXIT;
+	return c->event && vp_event_exited(c->event);
 }
 
 /**

@@ -315,6 +315,7 @@ bool vp_sample_account(struct vp_coll *c, struct vp_target *t,
 	s->flags = flags;
 	s->interval_ns = READ_ONCE(c->interval_ns);
 	s->read_window_ns = window_ns;
+	s->grid_ns = c->pass_grid;
 	vp_rec_emit(c, s, VP_REC_SAMPLE);
 
 	t->intervals_seen++;
@@ -339,14 +340,52 @@ bool vp_sample_account(struct vp_coll *c, struct vp_target *t,
 }
 
 /**
+ * vp_sample_values() - queue a sample of values read elsewhere
+ * @c:		the collection, lock held
+ * @t:		the thread
+ * @vals:	cumulative values, one per event (where a counter exists)
+ * @exited:	counters that saw their thread exit
+ * @t_mono:	CLOCK_MONOTONIC of the first read
+ * @t_wall:	CLOCK_REALTIME then
+ * @window:	ns from the first to the last read
+ * @flags:	VCPUPERF_SAMPLE_* to set on the sample
+ *
+ * For values the thread read itself (read.c).  See vp_sample_account().
+ *
+ * Return: true when the thread has exited: the caller ends it.
+ */
+bool vp_sample_values(struct vp_coll *c, struct vp_target *t,
+		      const struct vcpuperf_count *vals, u32 exited,
+		      u64 t_mono, u64 t_wall, u64 window, u32 flags)
+{
+	struct vcpuperf_sample *s;
+	u32 counting = 0, i;
+
+	lockdep_assert_held(&c->lock);
+	s = vp_rec_begin(c, VCPUPERF_REC_SAMPLE,
+			 struct_size(s, counts, t->nr_events), t->tid);
+	s->rec.t_mono_ns = t_mono;
+	s->rec.t_wall_ns = t_wall;
+	for (i = 0; i < t->nr_events; i++) {
+		if (!t->counters[i].event)
+			continue;
+		counting |= BIT(i);
+		s->counts[i] = vals[i];
+	}
+	return vp_sample_account(c, t, s, counting, exited & counting, window,
+				 flags);
+}
+
+/**
  * vp_sample_target() - read one thread's counters and queue the sample
  * @c:		the collection, lock held
  * @t:		the thread
  * @flags:	VCPUPERF_SAMPLE_* to set on the sample
  *
- * The counters are read back to back (kernel counters cannot be grouped
- * through the exported API); the sample records how long that took.  See
- * vp_sample_account() for the rest.
+ * The counters are read from here, back to back (kernel counters cannot
+ * be grouped through the exported API): a thread running on another CPU
+ * costs one cross-CPU call per counter.  The sample records how long the
+ * reads took.  See vp_sample_account() for the rest.
  *
  * Return: true when the thread has exited: the caller ends it.
  */
@@ -374,4 +413,3 @@ bool vp_sample_target(struct vp_coll *c, struct vp_target *t, u32 flags)
 	t1 = ktime_get_ns();
 	return vp_sample_account(c, t, s, counting, exited, t1 - t0, flags);
 }
-

@@ -198,6 +198,8 @@ static void __exit vcpuperf_exit(void)
 	vp_files_wait(mod);
 	vp_debugfs_exit(mod);
 	vp_coll_destroy(mod->dflt);
+	/* Threads' reads still queued run this module's code: wait. */
+	vp_selfread_drain();
 	pr_info("unloaded\n");
 }
 

@@ -19,26 +19,21 @@
 #define VP_SLACK_NS	(10 * NSEC_PER_USEC)
 
 /*
- * One pass over every target.  With a thousand targets a pass can outlast
- * the interval, and the next one then starts at once: the kthread gives
- * the CPU up between targets, or on a kernel without preemption it would
- * keep its CPU (and everything queued behind it) for as long as passes
- * overrun.  The lock stays held: targets change only under it.
+ * One pass over every target (read.c).  With a thousand targets a pass can
+ * outlast the interval, and the next one then starts at once: the pass
+ * gives the CPU up between targets, or on a kernel without preemption it
+ * would keep its CPU (and everything queued behind it) for as long as
+ * passes overrun.  The lock stays held: targets change only under it.
  */
-static void vp_sample_pass(struct vp_coll *c)
+static void vp_sample_pass(struct vp_coll *c, u64 grid, u64 start)
 {
-	struct vp_target *t, *tmp;
-
 	vp_scan_groups(c);
 	/* One wake-up per pass, not one per record. */
 	vp_ring_defer_wake(&c->ring, true);
-	list_for_each_entry_safe(t, tmp, &c->targets, node) {
-		if (vp_sample_target(c, t, 0))
-			vp_target_end(c, t, VCPUPERF_DETACH_EXITED);
-		cond_resched();
-	}
+	c->pass_grid = grid;
+	vp_read_pass(c, ++c->passes, start);
+	c->pass_grid = 0;
 	vp_ring_defer_wake(&c->ring, false);
-	c->passes++;
 }
 
 /* One turn of the loop; returns the deadline to sleep to, 0 for none. */
@@ -60,7 +55,7 @@ static u64 vp_sampler_turn(struct vp_coll *c)
 	}
 	deadline = c->grid_base + (c->tick + 1) * interval;
 	if (now >= deadline) {
-		vp_sample_pass(c);
+		vp_sample_pass(c, deadline, now);
 		/* Grid point now due; points overrun by the pass are skipped. */
 		tick = div64_u64(ktime_get_ns() - c->grid_base, interval);
 		c->missed_ticks += tick - (c->tick + 1);

@@ -5,6 +5,7 @@
  * reason of its last rejected command, its processes and its threads with
  * each counter's state and last values.
  */
+#include <linux/math64.h>
 #include <linux/seq_file.h>
 
 #include "vcpuperf.h"
@@ -51,6 +52,23 @@ static void vp_status_target(struct seq_file *m, struct vp_target *t)
 		vp_status_counter(m, &t->counters[i], &t->events[i]);
 }
 
+static void vp_status_reads(struct seq_file *m, struct vp_coll *c)
+{
+	const struct vp_read_stats *r = &c->reads;
+	struct vp_target *t;
+	u64 self_ns = r->self_ns;
+
+	list_for_each_entry(t, &c->targets, node)
+		if (t->sr)
+			self_ns += vp_selfread_cpu_ns(t->sr);
+	seq_printf(m, "read: %s (now %s); %llu direct (not on a CPU), %llu by the thread itself (%llu kicks, %llu us in the threads)\n",
+		   vp_read_mode_name(c->read_mode),
+		   vp_read_mode_name(vp_read_mode(c)), r->direct, r->self,
+		   r->kicks, div_u64(self_ns, NSEC_PER_USEC));
+	seq_printf(m, "read fallbacks: %llu timeout, %llu pending, %llu kthread, %llu exiting\n",
+		   r->fb_timeout, r->fb_pending, r->fb_kthread, r->fb_exiting);
+}
+
 static void vp_status_owner(struct seq_file *m, struct vp_coll *c)
 {
 	if (!c->id)
@@ -77,6 +95,7 @@ static void vp_status_coll(struct seq_file *m, struct vp_coll *c)
 	seq_printf(m, "passes: %llu, missed grid points: %llu\n", c->passes,
 		   c->missed_ticks);
 	vp_status_ring(m, &c->ring);
+	vp_status_reads(m, c);
 	if (!c->id)
 		seq_printf(m, "reader: %s\n",
 			   atomic_read(&c->reader_open) ? "open" : "none");

@@ -99,8 +99,12 @@ struct vp_target *vp_target_new(struct vp_coll *c, struct task_struct *task,
 	t->nr_events = nr_events;
 	for (i = 0; i < nr_events; i++)
 		t->events[i] = descs[i];
+	/* Without it the thread is always read directly: no failure. */
+	t->sr = vp_selfread_new();
 	ret = xa_insert(&c->by_tid, t->gtid, t, GFP_KERNEL);
 	if (ret) {
+		if (t->sr)
+			vp_selfread_kill(t->sr);
 		put_task_struct(task);
 		kfree(t);
 		return ERR_PTR(ret);
@@ -123,6 +127,8 @@ void vp_target_start(struct vp_coll *c, struct vp_target *t)
 	lockdep_assert_held(&c->lock);
 	for (i = 0; i < t->nr_events; i++)
 		vp_counter_create(&t->counters[i], &t->events[i], t->task);
+	if (t->sr)
+		vp_selfread_set_events(t->sr, t->counters, t->nr_events);
 	vp_totals_begin(c);
 	vp_emit_started(c, t);
 	for (i = 0; i < t->nr_events; i++)
@@ -143,6 +149,11 @@ void vp_target_free(struct vp_coll *c, struct vp_target *t)
 	u32 i;
 
 	lockdep_assert_held(&c->lock);
+	if (t->sr) {
+		/* A read by the thread itself may still be queued: see there. */
+		c->reads.self_ns += vp_selfread_cpu_ns(t->sr);
+		vp_selfread_kill(t->sr);
+	}
 	for (i = 0; i < t->nr_events; i++)
 		vp_counter_release(&t->counters[i]);
 	xa_erase(&c->by_tid, t->gtid);

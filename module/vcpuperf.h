@@ -19,8 +19,8 @@
  *     alone by the reader, which never takes vp_coll.lock.
  *  4. vp_module.acct (a spinlock): the limit accounting, innermost, taken
  *     with or without the others.
- * Directions of calls, and of includes of ideas: files (chardev, debugfs)
- * -> control -> collection -> sampler -> attach -> target -> lifecycle ->
+ * Directions of calls: files (chardev, debugfs) -> control -> collection
+ * -> sampler -> read -> attach -> target -> lifecycle -> selfread,
  * counter, ring.
  */
 #ifndef _VCPUPERF_MODULE_H
@@ -41,6 +41,7 @@
 #include "compat.h"
 
 struct vp_coll;
+struct vp_selfread;
 
 /**
  * enum vp_rec_class - how much of the ring a record may use
@@ -186,6 +187,9 @@ struct vp_group {
  * @multiplexed_sent: multiplexed record queued
  * @no_counters_sent: no_counters record queued
  * @ever_counted: a counter has had time_running advance
+ * @sr:		its thread reading its own counters (selfread.c), NULL for
+ *		none (allocation failed: always read directly)
+ * @self_pass:	pass whose self-read was asked, 0 for none
  *
  * Every field is protected by the collection's vp_coll.lock.
  */
@@ -208,6 +212,30 @@ struct vp_target {
 	bool multiplexed_sent;
 	bool no_counters_sent;
 	bool ever_counted;
+	struct vp_selfread *sr;
+	u64 self_pass;
+};
+
+/**
+ * struct vp_read_stats - how a collection's passes read their threads
+ * @direct:	threads read directly because they were not on a CPU
+ * @self:	threads that read their own counters in time
+ * @kicks:	reschedule interrupts sent to make them do it
+ * @fb_timeout:	read directly: the thread had not by the deadline
+ * @fb_pending:	read directly: its previous read was still queued
+ * @fb_kthread:	read directly: a kernel thread (never runs task work)
+ * @fb_exiting:	read directly: the thread was exiting
+ * @self_ns:	time threads spent reading themselves, of ended targets
+ */
+struct vp_read_stats {
+	u64 direct;
+	u64 self;
+	u64 kicks;
+	u64 fb_timeout;
+	u64 fb_pending;
+	u64 fb_kthread;
+	u64 fb_exiting;
+	u64 self_ns;
 };
 
 /**
@@ -285,7 +313,10 @@ struct vp_module {
  * @tick:	index on the grid of the last pass
  * @missed_ticks: grid points skipped because a pass overran
  * @passes:	sampling passes done
+ * @pass_grid:	grid point of the pass under way, 0 outside a pass
  * @ring_kb:	ring size, KiB
+ * @read_mode:	enum vcpuperf_read_mode of the read command
+ * @reads:	how the passes read their threads
  * @totals:	current session totals
  * @ended:	unload or close has ended it: refuse commands
  * @last_error:	reason of the last rejected command
@@ -314,7 +345,10 @@ struct vp_coll {
 	u64 tick;
 	u64 missed_ticks;
 	u64 passes;
+	u64 pass_grid;
 	u32 ring_kb;
+	u32 read_mode;
+	struct vp_read_stats reads;
 	struct vp_totals totals;
 	bool ended;
 	char last_error[VP_ERR_LEN];
@@ -354,6 +388,9 @@ void vp_emit_finished(struct vp_coll *c, struct vp_target *t);
 void vp_emit_detached(struct vp_coll *c, struct vp_target *t, u32 reason);
 void vp_emit_session_finished(struct vp_coll *c);
 bool vp_sample_target(struct vp_coll *c, struct vp_target *t, u32 flags);
+bool vp_sample_values(struct vp_coll *c, struct vp_target *t,
+		      const struct vcpuperf_count *vals, u32 exited,
+		      u64 t_mono, u64 t_wall, u64 window, u32 flags);
 bool vp_sample_account(struct vp_coll *c, struct vp_target *t,
 		       struct vcpuperf_sample *s, u32 counting, u32 exited,
 		       u64 window_ns, u32 flags);
@@ -386,9 +423,36 @@ void vp_counter_create(struct vp_counter *c,
 		       const struct vcpuperf_event_desc *desc,
 		       struct task_struct *task);
 void vp_counter_read(struct vp_counter *c, struct vcpuperf_count *v);
+void vp_event_read(struct perf_event *event, struct vcpuperf_count *v);
+bool vp_event_exited(struct perf_event *event);
 void vp_counter_release(struct vp_counter *c);
 bool vp_counter_exited(const struct vp_counter *c);
 const char *vp_counter_state(const struct vp_counter *c);
+
+/* read.c */
+u32 vp_read_mode(struct vp_coll *c);
+void vp_read_start(struct vp_coll *c, struct vp_target *t, u64 pass,
+		   u32 mode);
+void vp_read_kick_late(struct vp_coll *c, u64 pass, u64 at);
+bool vp_read_finish(struct vp_coll *c, struct vp_target *t, u64 pass,
+		    u64 deadline);
+void vp_read_pass(struct vp_coll *c, u64 pass, u64 start);
+
+/* selfread.c */
+#define VP_DRAIN_WARN_SECS	10
+struct vp_selfread *vp_selfread_new(void);
+void vp_selfread_set_events(struct vp_selfread *sr,
+			    const struct vp_counter *counters, u32 nr);
+void vp_selfread_kill(struct vp_selfread *sr);
+int vp_selfread_queue(struct vp_selfread *sr, struct task_struct *task,
+		      u64 pass, bool lazy);
+bool vp_selfread_done(struct vp_selfread *sr, u64 pass);
+bool vp_selfread_wait(struct vp_selfread *sr, u64 pass, u64 deadline);
+bool vp_selfread_take(struct vp_selfread *sr, u64 pass,
+		      struct vcpuperf_count *vals, u32 *exited, u64 *t_mono,
+		      u64 *t_wall, u64 *window);
+u64 vp_selfread_cpu_ns(struct vp_selfread *sr);
+void vp_selfread_drain(void);
 
 /* sampler.c */
 int vp_sampler_start(struct vp_coll *c);

@@ -192,6 +192,10 @@ static void vc_sample(struct vc_decoder *d, const struct vcpuperf_rec *rec)
 	}
 	vc_thread_sample(t, s, &row);
 	d->stats.rows++;
+	if (s->grid_ns) {
+		d->grid_ns = s->grid_ns;
+		d->interval_ns = s->interval_ns;
+	}
 	d->sink->row(d->sink, t, &row);
 }
 

@@ -27,6 +27,9 @@
  */
 #define VC_SPURIOUS_MAX		2
 #define VC_IDLE_SLEEP_NS	(5 * VP_NS_PER_MS)
+/* Paced reads: due this share of an interval after the next grid point. */
+#define VC_PACE_MARGIN_DIV	2
+#define VC_PACE_MARGIN_MAX_NS	(500 * VP_NS_PER_MS)
 
 /* What the loop does after a step. */
 enum vc_step {
@@ -110,6 +113,8 @@ static enum vc_step vc_consume(struct vc_loop *l, const void *buf, size_t n,
 			       __u64 now)
 {
 	l->spurious = 0;
+	l->paced = false;
+	l->paced_empty = false;
 	if (l->stopping)
 		l->stop_by = vc_now_ns() + VC_STOP_TIMEOUT_NS;
 	if (l->record && fwrite(buf, 1, n, l->record) != n) {
@@ -126,6 +131,38 @@ static enum vc_step vc_consume(struct vc_loop *l, const void *buf, size_t n,
 	return VC_STEP_ON;
 }
 
+/*
+ * While a collection samples, sleep on our own timer until its next pass
+ * should have queued its records (the next grid point plus half an
+ * interval) instead of waiting to be woken: a wake-up from the sampler's
+ * CPU costs an interrupt, which vcpuperf is there to save.  True when it
+ * slept; false when the grid is unknown, the run is ending, or the last
+ * paced wake found nothing (then poll() waits to be woken, once).
+ */
+static bool vc_pace(struct vc_loop *l, __u64 now)
+{
+	struct vc_decoder *d = l->d;
+	struct timespec ts;
+	__u64 due, margin;
+
+	if (l->ctl < 0 || l->stopping || !d->grid_ns || !d->interval_ns ||
+	    l->paced_empty)
+		return false;
+	margin = d->interval_ns / VC_PACE_MARGIN_DIV;
+	if (margin > VC_PACE_MARGIN_MAX_NS)
+		margin = VC_PACE_MARGIN_MAX_NS;
+	due = d->grid_ns + d->interval_ns + margin;
+	while (due <= now)
+		due += d->interval_ns;
+	if (l->deadline && due > l->deadline)
+		due = l->deadline;
+	ts.tv_sec = (time_t)(due / VP_NS_PER_S);
+	ts.tv_nsec = (long)(due % VP_NS_PER_S);
+	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+	l->paced = true;
+	return true;
+}
+
 /* The stream ran dry: write the output out and wait for more. */
 static enum vc_step vc_wait(struct vc_loop *l, __u64 now)
 {
@@ -133,6 +170,11 @@ static enum vc_step vc_wait(struct vc_loop *l, __u64 now)
 	int timeout = VC_POLL_MAX_MS;
 
 	vc_flush_all(l, now);
+	/* A paced wake that found nothing: be woken this time. */
+	l->paced_empty = l->paced;
+	l->paced = false;
+	if (vc_pace(l, now))
+		return VC_STEP_ON;
 	if (!l->stopping && l->deadline) {
 		__u64 left = l->deadline > now ? l->deadline - now : 0;
 
@@ -184,6 +226,8 @@ int vc_read_loop(struct vc_loop *l)
 	l->stop_by = 0;
 	l->stopping = false;
 	l->spurious = 0;
+	l->paced = false;
+	l->paced_empty = false;
 	do {
 		__u64 now = vc_now_ns();
 

@@ -178,14 +178,19 @@ static int vc_report(const struct vc_stats *st)
 	return rc;
 }
 
-/* Send ring and interval (if given), then attach: 0 or -1. */
+/* Send ring, read mode and interval (if given), then attach: 0 or -1. */
 static int vc_attach(int ctl, const char *dir, const char *attach,
-		     const char *ring, const char *interval)
+		     const struct vc_opts *o, const char *interval)
 {
 	char cmd[sizeof("interval ") + VC_DURATION_LEN];
 
-	if (ring) {
-		snprintf(cmd, sizeof(cmd), "ring %s", ring);
+	if (o->ring) {
+		snprintf(cmd, sizeof(cmd), "ring %s", o->ring);
+		if (vc_control(ctl, dir, cmd))
+			return -1;
+	}
+	if (o->read) {
+		snprintf(cmd, sizeof(cmd), "read %s", o->read);
 		if (vc_control(ctl, dir, cmd))
 			return -1;
 	}
@@ -207,7 +212,7 @@ static int vc_collect(const struct vc_opts *o, const char *attach,
 	if (o->kind) {
 		if (o->interval)
 			vp_format_duration(ivl, sizeof(ivl), interval_ns);
-		if (vc_attach(files->ctl, o->dir, attach, o->ring,
+		if (vc_attach(files->ctl, o->dir, attach, o,
 			      o->interval ? ivl : NULL))
 			return 1;
 		l->ctl = files->ctl;

@@ -15,7 +15,7 @@
 
 enum {
 	OPT_QEMU = 256, OPT_PID, OPT_TID, OPT_NO_ATTACH, OPT_EVENTS,
-	OPT_INTERVAL, OPT_RING, OPT_DURATION, OPT_EVENTS_OUT, OPT_RAW,
+	OPT_INTERVAL, OPT_RING, OPT_READ, OPT_DURATION, OPT_EVENTS_OUT, OPT_RAW,
 	OPT_MONO_ORIGIN,
 	OPT_DEBUGFS, OPT_DEVICE, OPT_REPLAY, OPT_RECORD, OPT_HELP,
 };
@@ -31,6 +31,7 @@ static const struct option vc_longopts[] = {
 	{ "events", required_argument, NULL, OPT_EVENTS },
 	{ "interval", required_argument, NULL, OPT_INTERVAL },
 	{ "ring", required_argument, NULL, OPT_RING },
+	{ "read", required_argument, NULL, OPT_READ },
 	{ "guest-only", no_argument, NULL, VC_OPT_MOD | VCPUPERF_MOD_GUEST },
 	{ "host-only", no_argument, NULL, VC_OPT_MOD | VCPUPERF_MOD_HOST },
 	{ "user-only", no_argument, NULL, VC_OPT_MOD | VCPUPERF_MOD_USER },
@@ -80,6 +81,8 @@ static const char vc_usage_tail[] =
 "                      (no unit: ms; module default 100ms)\n"
 "  --ring SIZE         the collection's record ring, N[K|M|G], 64K..1G\n"
 "                      (no unit: KiB; default: the module's ring_kb)\n"
+"  --read MODE         how a thread running on another CPU is read:\n"
+"                      auto (default), direct, kick or lazy\n"
 "  --guest-only        count guest mode only (hardware events)\n"
 "  --host-only         count host mode only (hardware events)\n"
 "  --user-only         count user mode only\n"
@@ -271,6 +274,8 @@ static const char **vc_string_option(struct vc_opts *o, int c)
 		return &o->interval;
 	case OPT_RING:
 		return &o->ring;
+	case OPT_READ:
+		return &o->read;
 	case 'o':
 		return &o->out;
 	case OPT_EVENTS_OUT:
@@ -367,6 +372,17 @@ int vc_parse_args(int argc, char **argv, struct vc_opts *o)
 	return 0;
 }
 
+/* Is @word a read mode of the read command? */
+static bool vc_read_mode_ok(const char *word)
+{
+	__u32 m;
+
+	for (m = VCPUPERF_READ_AUTO; m <= VCPUPERF_READ_LAZY; m++)
+		if (!strcmp(word, vp_read_mode_name(m)))
+			return true;
+	return false;
+}
+
 /**
  * vc_validate() - check the options together and build the attach command
  * @o:		the parsed command line
@@ -402,6 +418,9 @@ int vc_validate(const struct vc_opts *o, char *attach, size_t len,
 	if (o->ring && vp_parse_ring_size(o->ring, strlen(o->ring), &ring_kb))
 		return vc_usage_error("bad --ring '%s': want N[K|M|G] from "
 				      "64K to 1G", o->ring);
+	if (o->read && !vc_read_mode_ok(o->read))
+		return vc_usage_error("bad --read '%s': want auto, direct, "
+				      "kick or lazy", o->read);
 	if (o->replay && (o->kind || o->no_attach))
 		return vc_usage_error("--replay reads a file: no --qemu, "
 				      "--pid, --tid or --no-attach");
@@ -411,10 +430,11 @@ int vc_validate(const struct vc_opts *o, char *attach, size_t len,
 	if (!o->replay && !o->kind && !o->no_attach)
 		return vc_usage_error("give a target: --qemu PID, --pid PID, "
 				      "--tid T[,T...] or --no-attach");
-	if (!o->kind && (o->events || o->interval || o->ring || o->mods))
-		return vc_usage_error("--events, --interval, --ring and the "
-				      "mode options need --qemu, --pid or "
-				      "--tid");
+	if (!o->kind && (o->events || o->interval || o->ring || o->read ||
+			 o->mods))
+		return vc_usage_error("--events, --interval, --ring, --read "
+				      "and the mode options need --qemu, "
+				      "--pid or --tid");
 	if (o->out && o->events_out && !strcmp(o->out, o->events_out))
 		return vc_usage_error("-o and --events-out name the same "
 				      "file: leave --events-out out to get "

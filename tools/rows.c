@@ -37,6 +37,7 @@ enum vc_row_key {
 	VC_ROW_RUNNING,
 	VC_ROW_MULTIPLEXED,
 	VC_ROW_READ_WINDOW,
+	VC_ROW_LATE,
 	VC_ROW_RAW,
 	VC_NR_ROW_KEYS
 };
@@ -67,6 +68,7 @@ static const struct {
 	[VC_ROW_RUNNING] = VC_ROW_KEY(",\"time_running_ns\":"),
 	[VC_ROW_MULTIPLEXED] = VC_ROW_KEY(",\"multiplexed\":"),
 	[VC_ROW_READ_WINDOW] = VC_ROW_KEY(",\"read_window_ns\":"),
+	[VC_ROW_LATE] = VC_ROW_KEY(",\"late_ns\":"),
 	[VC_ROW_RAW] = VC_ROW_KEY(",\"raw\":"),
 };
 
@@ -300,6 +302,11 @@ void vc_write_row(struct vc_sink *sink, const struct vc_tid *t,
 	json_bool(w, row->multiplexed);
 	vc_put_key(w, VC_ROW_READ_WINDOW);
 	json_u64(w, row->s->read_window_ns);
+	/* How late the read was after its grid point; null off the grid. */
+	vc_put_key(w, VC_ROW_LATE);
+	vc_opt_u64(w, row->s->grid_ns && row->s->rec.t_mono_ns >=
+		   row->s->grid_ns,
+		   row->s->rec.t_mono_ns - row->s->grid_ns);
 	if (out->raw)
 		vc_raw(w, t, row->s);
 	json_put_lit(w, "}\n");

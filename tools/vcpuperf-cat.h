@@ -307,6 +307,8 @@ struct vc_stats {
  * @threads:	per-thread state
  * @stats:	counters
  * @fatal:	the stream cannot be decoded further
+ * @grid_ns:	grid point of the latest sample on the grid, 0 for none
+ * @interval_ns: its interval
  */
 struct vc_decoder {
 	struct vc_sink *sink;
@@ -320,6 +322,8 @@ struct vc_decoder {
 	struct vc_threads threads;
 	struct vc_stats stats;
 	bool fatal;
+	__u64 grid_ns;
+	__u64 interval_ns;
 };
 
 int vc_dec_init(struct vc_decoder *d, struct vc_sink *sink);
@@ -370,6 +374,7 @@ void vc_write_seq_gap(struct vc_sink *sink, const struct vcpuperf_rec *rec,
  * @events:	--events, or NULL
  * @interval:	--interval as given, or NULL
  * @ring:	--ring as given, or NULL
+ * @read:	--read as given, or NULL
  * @mods:	keyword modifiers (guest_only ...) as VCPUPERF_MOD_*
  * @duration_ns: --duration, 0 for none
  * @out:	-o, or NULL for stdout
@@ -388,6 +393,7 @@ struct vc_opts {
 	const char *events;
 	const char *interval;
 	const char *ring;
+	const char *read;
 	__u32 mods;
 	__u64 duration_ns;
 	const char *out;
@@ -420,6 +426,8 @@ int vc_validate(const struct vc_opts *o, char *attach, size_t len,
  * @stopping:	stop was sent: read on to the end of the stream
  * @stop_by:	give up waiting for the end of the stream at this time
  * @spurious:	reads in a row that found nothing after poll said ready
+ * @paced:	the last wait was a paced sleep (no wake-up asked for)
+ * @paced_empty: ... and the read after it found nothing
  */
 struct vc_loop {
 	int fd;
@@ -434,6 +442,8 @@ struct vc_loop {
 	bool stopping;
 	__u64 stop_by;
 	int spurious;
+	bool paced;
+	bool paced_empty;
 };
 
 void vc_signals_setup(void);

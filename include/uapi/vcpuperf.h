@@ -52,12 +52,14 @@
  *   detach TARGET | detach all
  *   interval DURATION
  *   ring SIZE
+ *   read MODE
  *   stop
  *
  *   TARGET   := tid=N[,N...] | pid=N | qemu=N
  *   MODIFIER := guest_only | host_only | user_only | kernel_only | pinned
  *   DURATION := N[us|ms|s]   (no unit means ms; 1 ms <= DURATION <= 60 s)
  *   SIZE     := N[K|M|G]     (no unit means KiB; 64 KiB <= SIZE <= 1 GiB)
+ *   MODE     := auto | direct | kick | lazy
  *   EV       := NAME[:MODS] | rHEX[:MODS] | TYPE:CONFIG[:MODS]
  *             | SUBSYS:TRACEPOINT[:MODS]
  *   MODS     := letters from u (user only), k (kernel only),
@@ -65,6 +67,18 @@
  *
  * "ring" replaces the collection's ring with one of SIZE bytes; the records
  * queued are kept (-EBUSY if they would not fit).
+ *
+ * "read" chooses how a thread that is running on another CPU at sampling
+ * time is read (a thread that is not running is always read directly,
+ * which costs no interrupt): direct, one cross-CPU call per counter; kick,
+ * the thread reads its own counters on its next return to user or guest
+ * mode, brought there by one reschedule interrupt; lazy, the same without
+ * the interrupt (a running thread returns by itself at the host's next
+ * timer tick), the interrupt sent only if it has not by then; auto (the
+ * default), lazy when the interval is long enough for that wait
+ * (VCPUPERF_LAZY_MIN_INTERVAL_NS), else kick.  A thread that has not read
+ * its counters by the pass's deadline is read directly; kernel threads
+ * always are.
  *
  * Errors from write(): -EINVAL malformed command, -ENOENT unknown event or
  * tracepoint, -ESRCH no such thread or process, -E2BIG more than the
@@ -104,6 +118,17 @@
 #define VCPUPERF_RING_MIN_KB		64U
 #define VCPUPERF_RING_MAX_KB		(1024U * 1024U)	/* 1 GiB */
 #define VCPUPERF_RING_DEFAULT_KB	4096U
+
+/* Intervals from which "read auto" waits for the timer tick (lazy). */
+#define VCPUPERF_LAZY_MIN_INTERVAL_NS	50000000ULL	/* 50 ms */
+
+/* How a running thread is read (the read command). */
+enum vcpuperf_read_mode {
+	VCPUPERF_READ_AUTO = 0,
+	VCPUPERF_READ_DIRECT,
+	VCPUPERF_READ_KICK,
+	VCPUPERF_READ_LAZY,
+};
 
 /* Length of a rejected command's reason, NUL included. */
 #define VCPUPERF_ERR_LEN	160
@@ -248,6 +273,9 @@ struct vcpuperf_count {
  * @flags:	VCPUPERF_SAMPLE_*
  * @interval_ns: nominal sampling interval of this pass
  * @read_window_ns: ns from the first to the last read of this pass
+ * @grid_ns:	CLOCK_MONOTONIC of the grid point this pass is for (the
+ *		read is @rec.t_mono_ns - @grid_ns late); 0 for a sample off
+ *		the grid (the final sample of a detach, stop or unload)
  * @counts:	cumulative values; zero where the bit in @counting_mask is 0
  */
 struct vcpuperf_sample {
@@ -259,6 +287,7 @@ struct vcpuperf_sample {
 	__u32 flags;
 	__u64 interval_ns;
 	__u64 read_window_ns;
+	__u64 grid_ns;
 	struct vcpuperf_count counts[];
 };
 

@@ -604,6 +604,10 @@ TESTS.extend(perms.TESTS)
 import vpcoll  # noqa: E402
 TESTS.extend(vpcoll.TESTS)
 
+# Running threads reading themselves: tests/integration/vpself.py.
+import vpself  # noqa: E402
+TESTS.extend(vpself.TESTS)
+
 
 def expect_oserror(fn, want, what):
     try:

@@ -2133,6 +2133,87 @@ static void vpk_collections(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, vp_control_apply(a, "interval 5ms", 12), -ENODEV);
 }
 
+/* ------------------------------------------------------------------ */
+/* Reading running threads: modes, the kernel-thread fallback          */
+
+static void vpk_read_modes(struct kunit *test)
+{
+	struct vp_coll *vp = vpk_coll_new(test, false);
+
+	KUNIT_EXPECT_EQ(test, vp->read_mode, (u32)VCPUPERF_READ_AUTO);
+	KUNIT_EXPECT_EQ(test, vp_control_apply(vp, "interval 10ms", 13), 0);
+	KUNIT_EXPECT_EQ(test, vp_read_mode(vp), (u32)VCPUPERF_READ_KICK);
+	KUNIT_EXPECT_EQ(test, vp_control_apply(vp, "interval 50ms", 13), 0);
+	KUNIT_EXPECT_EQ(test, vp_read_mode(vp), (u32)VCPUPERF_READ_LAZY);
+	KUNIT_EXPECT_EQ(test, vp_control_apply(vp, "read direct", 11), 0);
+	KUNIT_EXPECT_EQ(test, vp_read_mode(vp), (u32)VCPUPERF_READ_DIRECT);
+	KUNIT_EXPECT_EQ(test, vp_control_apply(vp, "read kick", 9), 0);
+	KUNIT_EXPECT_EQ(test, vp_read_mode(vp), (u32)VCPUPERF_READ_KICK);
+	KUNIT_EXPECT_EQ(test, vp_control_apply(vp, "read lazy", 9), 0);
+	KUNIT_EXPECT_EQ(test, vp_read_mode(vp), (u32)VCPUPERF_READ_LAZY);
+	KUNIT_EXPECT_EQ(test, vp_control_apply(vp, "read often", 10), -EINVAL);
+	KUNIT_EXPECT_EQ(test, vp_control_apply(vp, "read", 4), -EINVAL);
+	KUNIT_EXPECT_EQ(test, vp_read_mode(vp), (u32)VCPUPERF_READ_LAZY);
+}
+
+/*
+ * A kernel thread spinning on another CPU is on a CPU when the pass looks:
+ * it is read directly (kernel threads never run task work), counted, and
+ * never asked.  A thread that is not on a CPU is read directly too.
+ */
+static void vpk_read_kthread(struct kunit *test)
+{
+	u64 deadline = ktime_get_ns() + 3 * NSEC_PER_SEC;
+	struct vpk_worker *w;
+	struct vp_coll *vp;
+	char cmd[64];
+	u64 pass = 0;
+	int n;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs a second CPU for the thread to run on");
+	vp = vpk_coll_new(test, false);
+	w = vpk_worker_new(test, 0, 0, 2 * NSEC_PER_SEC, true);
+	n = scnprintf(cmd, sizeof(cmd), "attach tid=%d events=task-clock",
+		      task_pid_nr(w->task));
+	KUNIT_ASSERT_EQ(test, vp_control_apply(vp, cmd, n), 0);
+	KUNIT_EXPECT_EQ(test, vp_control_apply(vp, "read kick", 9), 0);
+	vpk_worker_go(w);
+	while (!vp->reads.fb_kthread && ktime_get_ns() < deadline) {
+		mutex_lock(&vp->lock);
+		vp_read_pass(vp, ++pass, ktime_get_ns());
+		mutex_unlock(&vp->lock);
+		usleep_range(1000, 2000);
+	}
+	KUNIT_EXPECT_GT(test, vp->reads.fb_kthread, 0ULL);
+	KUNIT_EXPECT_EQ(test, vp->reads.self, 0ULL);
+	KUNIT_EXPECT_EQ(test, vp->reads.kicks, 0ULL);
+	KUNIT_EXPECT_TRUE(test, vpk_worker_wait(w));
+	/* Done spinning, waiting: off its CPU, read directly. */
+	msleep(20);
+	mutex_lock(&vp->lock);
+	vp_read_pass(vp, ++pass, ktime_get_ns());
+	mutex_unlock(&vp->lock);
+	KUNIT_EXPECT_GT(test, vp->reads.direct, 0ULL);
+}
+
+/* A self-read state that never queued anything goes with its target. */
+static void vpk_selfread_alone(struct kunit *test)
+{
+	struct vp_selfread *sr = vp_selfread_new();
+	struct vcpuperf_count vals[1];
+	u64 a, b, c2;
+	u32 ex;
+
+	KUNIT_ASSERT_NOT_NULL(test, sr);
+	KUNIT_EXPECT_TRUE(test, vp_selfread_done(sr, 1));
+	KUNIT_EXPECT_FALSE(test, vp_selfread_take(sr, 1, vals, &ex, &a, &b,
+						  &c2));
+	KUNIT_EXPECT_TRUE(test, vp_selfread_wait(sr, 1, ktime_get_ns()));
+	KUNIT_EXPECT_EQ(test, vp_selfread_cpu_ns(sr), 0ULL);
+	vp_selfread_kill(sr);	/* freed: kmemleak would say otherwise */
+}
+
 static struct kunit_case vpk_cases[] = {
 	KUNIT_CASE(vpk_parse_cmd_valid),
 	KUNIT_CASE(vpk_parse_cmd_default_events),
@@ -2164,6 +2245,9 @@ static struct kunit_case vpk_cases[] = {
 	KUNIT_CASE(vpk_lifecycle),
 	KUNIT_CASE(vpk_files_and_reader),
 	KUNIT_CASE(vpk_collections),
+	KUNIT_CASE(vpk_read_modes),
+	KUNIT_CASE(vpk_read_kthread),
+	KUNIT_CASE(vpk_selfread_alone),
 	{}
 };
 

@@ -110,14 +110,17 @@ class Stream:
 
     def sample(self, tid, counts, mask=None, pid=100, vcpu=0, flags=0,
                interval_ns=100_000_000, window=1234, exited=0, t=None,
-               nr=None):
+               nr=None, grid=None):
         if mask is None:
             mask = (1 << len(counts)) - 1
         if t is not None:
             self.t = t
-        body = struct.pack("=" + ID_FMT + "IIIIQQ", pid, vcpu,
+        # grid point: 5 us before the read unless given (0: off the grid)
+        if grid is None:
+            grid = self.t - 5000
+        body = struct.pack("=" + ID_FMT + "IIIIQQQ", pid, vcpu,
                            len(counts) if nr is None else nr, mask, exited,
-                           flags, interval_ns, window)
+                           flags, interval_ns, window, grid)
         for c in counts:
             body += struct.pack("=" + COUNT_FMT, *c)
         return self._put(SAMPLE, tid, body)
@@ -270,7 +273,7 @@ class TestRows(ToolCase):
             "interval_s", "dt_ns", "seq", "pid", "tid", "vcpu", "ran"] +
             DEFAULT_KEYS + ["ipc", "cache_miss_rate", "time_enabled_ns",
                             "time_running_ns", "multiplexed",
-                            "read_window_ns"])
+                            "read_window_ns", "late_ns"])
         self.assertEqual(r["t_mono_ns"], 5_000_000_000)
         self.assertEqual(r["t_wall_ns"],
                          5_000_000_000 + 1_700_000_000_000_000_000)
@@ -289,6 +292,7 @@ class TestRows(ToolCase):
         self.assertEqual(r["time_running_ns"], 100)
         self.assertIs(r["multiplexed"], False)
         self.assertEqual(r["read_window_ns"], 1234)
+        self.assertEqual(r["late_ns"], 5000)
         r2 = self.rows[1]
         self.assertEqual(r2["dt_ns"], 100_000_000)
         self.assertEqual(r2["cycles"], 2000)
@@ -687,7 +691,8 @@ class TestLifecycle(ToolCase):
 
 class TestCli(ToolCase):
     OPTIONS = ["--qemu", "--pid", "--tid", "--no-attach", "--events",
-               "--interval", "--ring", "--guest-only", "--host-only",
+               "--interval", "--ring", "--read", "--guest-only",
+               "--host-only",
                "--user-only",
                "--kernel-only", "--pinned", "--duration", "-o",
                "--events-out", "--raw", "--mono-origin", "--debugfs",
@@ -728,6 +733,8 @@ class TestCli(ToolCase):
             ["--tid", "1", "--ring", "2G"],
             ["--tid", "1", "--ring", "1X"],
             ["--no-attach", "--ring", "1M"],
+            ["--tid", "1", "--read", "sometimes"],
+            ["--no-attach", "--read", "kick"],
             ["--tid", "1", "--events", "cycles:u", "--kernel-only"],
             ["--tid", "1", "--bogus-option"],
         ]

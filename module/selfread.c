@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A running thread reads its own counters.
+ *
+ * perf_event_read_value() on a counter whose thread runs on another CPU
+ * is one synchronous cross-CPU call per counter (and on a KVM host one VM
+ * exit each).  Kernel counters cannot be grouped, and the local read
+ * (perf_event_read_local()) is not exported.  task_work_add() is: the
+ * sampler queues one work on the thread, the thread runs it on its next
+ * return to user mode or before its next guest entry (KVM runs pending
+ * task work in its run loop), and there its counters are local: one read
+ * each, no IPI.  The sampler waits for the values up to a deadline, then
+ * falls back to the cross-CPU read.
+ *
+ * Two ways to make the thread look at its work:
+ *  - kick (TWA_RESUME): one reschedule IPI now;
+ *  - lazy (TWA_NONE, then TIF_NOTIFY_RESUME set without kick_process()):
+ *    no IPI; a running thread goes through its return path by itself at
+ *    the latest at the host's next timer tick.  The kick is sent only if
+ *    the work has not run by then.
+ * Never TWA_SIGNAL: KVM_RUN would return -EINTR to QEMU.
+ *
+ * There is no exported task_work cancel, so a queued work outlives
+ * whatever happens to its target: its memory (struct vp_selfread) is
+ * reference counted, the target marks it dead before releasing the
+ * counters (and waits for a read in progress), and module exit waits for
+ * every queued work to have run (vp_selfread_drain()).  The work never
+ * takes a lock the sampler holds across a pass: it hands its values over
+ * under the structure's own spinlock.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/atomic.h>
+#include <linux/hrtimer.h>
+#include <linux/jiffies.h>
+#include <linux/ktime.h>
+#include <linux/rcupdate.h>
+#include <linux/refcount.h>
+#include <linux/sched.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/task_work.h>
+#include <linux/timekeeping.h>
+#include <linux/wait_bit.h>
+
+#include "vcpuperf.h"
+
+/* The sampler's pauses while it waits for a thread's values. */
+#define VP_SELF_POLL_MIN_NS	(20 * NSEC_PER_USEC)
+#define VP_SELF_POLL_MAX_NS	(1 * NSEC_PER_MSEC)
+#define VP_SELF_POLL_SLACK_NS	(5 * NSEC_PER_USEC)
+
+/* Works queued on threads and not yet run, module-wide: unload waits. */
+static atomic_t vp_selfread_queued = ATOMIC_INIT(0);
+
+/**
+ * struct vp_selfread - a target's counters, read by its own thread
+ * @work:	queued on the thread with task_work_add()
+ * @ref:	the target's reference, and one while @work is queued
+ * @lock:	protects every field below
+ * @dead:	the target is ending: the counters must not be touched
+ * @queued:	@work is queued and has not run yet
+ * @reading:	the thread is reading the counters now
+ * @want:	pass the queued work is for
+ * @done:	pass whose values are in @vals, 0 for none
+ * @nr:		entries in @events
+ * @events:	the target's counters, NULL where there is none
+ * @t_mono:	CLOCK_MONOTONIC of the first read
+ * @t_wall:	CLOCK_REALTIME at the same moment
+ * @window:	ns from the first to the last read
+ * @run_ns:	time the work took, for the module's CPU accounting
+ * @exited:	counters that saw their thread exit
+ * @vals:	the values read
+ */
+struct vp_selfread {
+	struct callback_head work;
+	refcount_t ref;
+	spinlock_t lock;	/* see @lock above */
+	bool dead;
+	bool queued;
+	bool reading;
+	u64 want;
+	u64 done;
+	u32 nr;
+	struct perf_event *events[VCPUPERF_MAX_EVENTS];
+	u64 t_mono;
+	u64 t_wall;
+	u64 window;
+	u64 run_ns;
+	u32 exited;
+	struct vcpuperf_count vals[VCPUPERF_MAX_EVENTS];
+};
+
+static void vp_selfread_put(struct vp_selfread *sr)
+{
+	if (refcount_dec_and_test(&sr->ref))
+		kfree(sr);
+}
+
+/* The task work: runs on the target's own thread, in process context. */
+static void vp_selfread_fn(struct callback_head *cb)
+{
+	struct vp_selfread *sr = container_of(cb, struct vp_selfread, work);
+	struct vcpuperf_count vals[VCPUPERF_MAX_EVENTS];
+	u64 t0 = 0, t1 = 0, wall = 0;
+	u32 exited = 0, i, nr = 0;
+	bool read;
+
+	spin_lock(&sr->lock);
+	read = !sr->dead;
+	sr->reading = read;
+	if (read)
+		nr = sr->nr;
+	spin_unlock(&sr->lock);
+
+	if (read) {
+		/* The counters stay: the target waits for !reading. */
+		t0 = ktime_get_ns();
+		wall = ktime_get_real_ns();
+		for (i = 0; i < nr; i++) {
+			if (!sr->events[i])
+				continue;
+			vp_event_read(sr->events[i], &vals[i]);
+			if (vp_event_exited(sr->events[i]))
+				exited |= BIT(i);
+		}
+		t1 = ktime_get_ns();
+	}
+
+	spin_lock(&sr->lock);
+	if (read) {
+		memcpy(sr->vals, vals, nr * sizeof(vals[0]));
+		sr->exited = exited;
+		sr->t_mono = t0;
+		sr->t_wall = wall;
+		sr->window = t1 - t0;
+		sr->run_ns += ktime_get_ns() - t0;
+		sr->done = sr->want;
+	}
+	sr->reading = false;
+	sr->queued = false;
+	spin_unlock(&sr->lock);
+	/* Only vp_selfread_kill() waits here: no wake-up otherwise. */
+	smp_mb();	/* the state above before wake_up_var() looks */
+	wake_up_var(sr);
+
+	vp_selfread_put(sr);
+	/*
+	 * Last: unload may go on once this reaches zero; it then waits for
+	 * an RCU-tasks grace period, so no thread is left in this text.
+	 */
+	if (atomic_dec_and_test(&vp_selfread_queued))
+		wake_up_var(&vp_selfread_queued);	/* a full barrier */
+}
+
+/**
+ * vp_selfread_new() - the self-read state of a new target
+ *
+ * Return: it, with the target's reference, or NULL.
+ */
+struct vp_selfread *vp_selfread_new(void)
+{
+	struct vp_selfread *sr;
+
+	sr = kzalloc(sizeof(*sr), GFP_KERNEL);
+	if (!sr)
+		return NULL;
+	refcount_set(&sr->ref, 1);
+	spin_lock_init(&sr->lock);
+	init_task_work(&sr->work, vp_selfread_fn);
+	return sr;
+}
+
+/**
+ * vp_selfread_set_events() - tell the self-read which counters to read
+ * @sr:		the target's self-read state, not queued yet
+ * @counters:	the target's counters
+ * @nr:		how many
+ */
+void vp_selfread_set_events(struct vp_selfread *sr,
+			    const struct vp_counter *counters, u32 nr)
+{
+	u32 i;
+
+	spin_lock(&sr->lock);
+	sr->nr = nr;
+	for (i = 0; i < nr; i++)
+		sr->events[i] = counters[i].event;
+	spin_unlock(&sr->lock);
+}
+
+static bool vp_selfread_reading(struct vp_selfread *sr)
+{
+	bool busy;
+
+	spin_lock(&sr->lock);
+	busy = sr->reading;
+	spin_unlock(&sr->lock);
+	return busy;
+}
+
+/**
+ * vp_selfread_kill() - the target ends: its counters are about to go
+ * @sr:		the target's self-read state; the target's reference is
+ *		dropped here
+ *
+ * A work still queued will find it dead and touch nothing; a read in
+ * progress is waited for (it takes microseconds).  Never waits for a
+ * queued work to run.
+ */
+void vp_selfread_kill(struct vp_selfread *sr)
+{
+	spin_lock(&sr->lock);
+	sr->dead = true;
+	spin_unlock(&sr->lock);
+	wait_var_event(sr, !vp_selfread_reading(sr));
+	vp_selfread_put(sr);
+}
+
+/**
+ * vp_selfread_queue() - ask a running thread to read its own counters
+ * @sr:		its self-read state
+ * @task:	the thread
+ * @pass:	the pass the values are for
+ * @lazy:	queue without an interrupt (see the top of this file)
+ *
+ * Return: 0; -EBUSY when the previous work has not run yet; -ESRCH when
+ * the thread is exiting (past running task work).
+ */
+int vp_selfread_queue(struct vp_selfread *sr, struct task_struct *task,
+		      u64 pass, bool lazy)
+{
+	int ret;
+
+	spin_lock(&sr->lock);
+	if (sr->queued) {
+		spin_unlock(&sr->lock);
+		return -EBUSY;
+	}
+	sr->queued = true;
+	sr->want = pass;
+	spin_unlock(&sr->lock);
+
+	refcount_inc(&sr->ref);
+	atomic_inc(&vp_selfread_queued);
+	ret = task_work_add(task, &sr->work, lazy ? TWA_NONE : TWA_RESUME);
+	if (ret) {
+		spin_lock(&sr->lock);
+		sr->queued = false;
+		spin_unlock(&sr->lock);
+		refcount_dec(&sr->ref);	/* the target still holds one */
+		if (atomic_dec_and_test(&vp_selfread_queued))
+			wake_up_var(&vp_selfread_queued);
+		return ret;
+	}
+	if (lazy)
+		/*
+		 * set_notify_resume() without its kick_process(): the thread
+		 * runs the work on its next return to user or guest mode.
+		 */
+		set_tsk_thread_flag(task, TIF_NOTIFY_RESUME);
+	return 0;
+}
+
+/**
+ * vp_selfread_done() - have the values of a pass arrived?
+ * @sr:		the self-read state
+ * @pass:	the pass
+ *
+ * Return: true when the work for @pass has run (or the thread was dead).
+ */
+bool vp_selfread_done(struct vp_selfread *sr, u64 pass)
+{
+	bool done;
+
+	spin_lock(&sr->lock);
+	done = sr->done == pass || !sr->queued;
+	spin_unlock(&sr->lock);
+	return done;
+}
+
+/**
+ * vp_selfread_wait() - wait for the values of a pass, up to a deadline
+ * @sr:		the self-read state
+ * @pass:	the pass
+ * @deadline:	CLOCK_MONOTONIC ns
+ *
+ * The waiting sampler looks again after growing pauses (hrtimer sleeps on
+ * its own CPU) instead of being woken by the thread: a wake-up from the
+ * thread's CPU would cost the interrupt the self-read is there to save.
+ *
+ * Return: true when they arrived.
+ */
+bool vp_selfread_wait(struct vp_selfread *sr, u64 pass, u64 deadline)
+{
+	u64 pause = VP_SELF_POLL_MIN_NS;
+
+	for (;;) {
+		u64 now = ktime_get_ns();
+		ktime_t to;
+
+		if (vp_selfread_done(sr, pass))
+			return true;
+		if (now >= deadline)
+			return false;
+		to = ns_to_ktime(min(now + pause, deadline));
+		set_current_state(TASK_UNINTERRUPTIBLE);
+		schedule_hrtimeout_range(&to, VP_SELF_POLL_SLACK_NS,
+					 HRTIMER_MODE_ABS);
+		pause = min_t(u64, pause * 2, VP_SELF_POLL_MAX_NS);
+	}
+}
+
+/**
+ * vp_selfread_take() - copy out the values of a pass
+ * @sr:		the self-read state
+ * @pass:	the pass
+ * @vals:	the values, one per counter
+ * @exited:	counters that saw their thread exit
+ * @t_mono:	when the first counter was read
+ * @t_wall:	CLOCK_REALTIME then
+ * @window:	ns the reads took
+ *
+ * Return: true when the values are of @pass; false (nothing copied) when
+ * the work did not run for it.
+ */
+bool vp_selfread_take(struct vp_selfread *sr, u64 pass,
+		      struct vcpuperf_count *vals, u32 *exited, u64 *t_mono,
+		      u64 *t_wall, u64 *window)
+{
+	bool ok;
+
+	spin_lock(&sr->lock);
+	ok = sr->done == pass;
+	if (ok) {
+		memcpy(vals, sr->vals, sr->nr * sizeof(vals[0]));
+		*exited = sr->exited;
+		*t_mono = sr->t_mono;
+		*t_wall = sr->t_wall;
+		*window = sr->window;
+	}
+	spin_unlock(&sr->lock);
+	return ok;
+}
+
+/**
+ * vp_selfread_cpu_ns() - time the thread spent in its works so far
+ * @sr:		the self-read state
+ *
+ * Return: ns.
+ */
+u64 vp_selfread_cpu_ns(struct vp_selfread *sr)
+{
+	u64 ns;
+
+	spin_lock(&sr->lock);
+	ns = sr->run_ns;
+	spin_unlock(&sr->lock);
+	return ns;
+}
+
+/**
+ * vp_selfread_drain() - wait until no work of this module is queued
+ *
+ * Module exit, once no collection queues new works: every queued work
+ * runs when its thread returns to user or guest mode (or exits); a thread
+ * blocked in the kernel delays unload until it comes back, and the kernel
+ * log says so every VP_DRAIN_WARN_SECS seconds.  Then an RCU-tasks grace
+ * period: no thread is still in the last instructions of a work.
+ */
+void vp_selfread_drain(void)
+{
+	while (!wait_var_event_timeout(&vp_selfread_queued,
+				       !atomic_read(&vp_selfread_queued),
+				       VP_DRAIN_WARN_SECS * HZ))
+		pr_warn("unload waits for %d thread(s) to run their counter read (they are in the kernel)\n",
+			atomic_read(&vp_selfread_queued));
+	synchronize_rcu_tasks();
+}

@@ -1,0 +1,310 @@
+"""Integration tests of how running threads are read (module/read.c,
+module/selfread.c): a thread on another CPU reads its own counters from a
+task work (kick: one reschedule interrupt; lazy: none, it comes by itself
+at the next timer tick), a thread that is not running is read directly,
+and every case the thread cannot or does not read itself in time falls
+back to the direct read, counted by reason.
+
+Oracles: /proc/interrupts (rescheduling and function-call interrupts, the
+cross-CPU reads' cost), each thread's schedstat, the status file's counts
+of the module's own decisions only where nothing else can tell."""
+
+import os
+import re
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from vptest import (Cat, TestFailure, Workload, check, control,  # noqa: E402
+                    dmesg_clean_since, dmesg_mark, load, read_file, sh,
+                    unload)
+
+MS = 1000000
+TESTS = []
+EVENTS = "task-clock,context-switches,page-faults,cpu-migrations"
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+def ipis():
+    """(rescheduling, function-call) interrupts so far, all CPUs."""
+    out = {}
+    with open("/proc/interrupts") as f:
+        ncpu = len(f.readline().split())
+        for line in f:
+            fields = line.split()
+            if fields and fields[0] in ("RES:", "CAL:"):
+                out[fields[0]] = sum(int(x) for x in fields[1:1 + ncpu])
+    return out.get("RES:", 0), out.get("CAL:", 0)
+
+
+def read_stats(owner=None):
+    """The read and read-fallback counts of a collection from status: the
+    one owned by pid @owner, else the default collection."""
+    block = None
+    for part in re.split(r"\n(?=collection \d+:)", read_file("status")):
+        head = part.split("\n", 1)[0]
+        if owner is None and head.startswith("collection 0:"):
+            block = part
+        elif owner is not None and "owner pid %d " % owner in head:
+            block = part
+    check(block is not None, "collection of %s not in status" % owner)
+    m = re.search(r"^read: (\w+) \(now (\w+)\); (\d+) direct \(not on a "
+                  r"CPU\), (\d+) by the thread itself \((\d+) kicks, (\d+) us",
+                  block, re.M)
+    f = re.search(r"^read fallbacks: (\d+) timeout, (\d+) pending, (\d+) "
+                  r"kthread, (\d+) exiting", block, re.M)
+    check(m and f, "no read lines in status:\n" + block)
+    return {"mode": m.group(1), "now": m.group(2), "direct": int(m.group(3)),
+            "self": int(m.group(4)), "kicks": int(m.group(5)),
+            "self_us": int(m.group(6)), "timeout": int(f.group(1)),
+            "pending": int(f.group(2)), "kthread": int(f.group(3)),
+            "exiting": int(f.group(4))}
+
+
+def pct(values, p):
+    v = sorted(values)
+    return v[min(len(v) - 1, int(p * len(v)))] if v else None
+
+
+def run_mode(mode, interval_ms, seconds, baseline=False):
+    """Two threads spinning (one always on the other CPU than the sampler)
+    read in @mode: interrupts per thread and tick over the middle of the
+    run, the rows' lateness, the module's counts, task-clock against
+    schedstat."""
+    w = Workload("self-" + mode, "--threads", "2", "--wait-go", "--burn-ms",
+                 str(int(seconds * 1000)), "--hold-ms", "300")
+    c = None
+    try:
+        if not baseline:
+            c = Cat("self-" + mode, "--tid", ",".join(map(str, w.tids)),
+                    "--interval", "%dms" % interval_ms, "--events", EVENTS,
+                    "--read", mode)
+            c.wait_started(2)
+        w.go()
+        time.sleep(seconds * 0.2)
+        r0, c0, t0 = ipis() + (time.time(),)
+        time.sleep(seconds * 0.5)
+        r1, c1, t1 = ipis() + (time.time(),)
+        stats = read_stats(c.proc.pid) if c else None
+        rep = w.wait()
+        time.sleep(0.2)
+    finally:
+        w.kill()
+        rc = c.stop() if c else 0
+    check(rc == 0, "%s: vcpuperf-cat exit %d" % (mode, rc))
+    ticks = (t1 - t0) * 1000.0 / interval_ms
+    res = (r1 - r0) / (2 * ticks)
+    cal = (c1 - c0) / (2 * ticks)
+    if baseline:
+        return {"res": res, "cal": cal}
+    rows = c.rows()
+    late = [r["late_ns"] for r in rows if r.get("late_ns") is not None]
+    for th in rep["threads"]:
+        tc = sum(r["task_clock"] for r in rows if r["tid"] == th["tid"])
+        ort = th["after"]["sum_exec_runtime_ns"] - \
+            th["before"]["sum_exec_runtime_ns"]
+        check(0.97 * ort <= tc <= ort + 100 * MS,
+              "%s: tid %d task_clock %d, schedstat %d" %
+              (mode, th["tid"], tc, ort))
+    return {"res": res, "cal": cal, "stats": stats, "rows": len(rows),
+            "late": (pct(late, 0.5), pct(late, 0.99), max(late))}
+
+
+@test
+def running_threads_read_themselves():
+    """direct: one function-call interrupt per counter of a thread running
+    on another CPU; kick: the thread reads itself, one rescheduling
+    interrupt per tick instead and no function-call ones; lazy: close to
+    no interrupt at all.  Counts agree with schedstat in every mode."""
+    load()
+    ms, secs = 50, 4.0
+    base = run_mode("direct", ms, secs, baseline=True)
+    out = {m: run_mode(m, ms, secs) for m in ("direct", "kick", "lazy")}
+    print("  background (spinners only): RES %.3f, CAL %.3f per thread x "
+          "tick" % (base["res"], base["cal"]))
+    for m, r in out.items():
+        s = r["stats"]
+        print("  %-6s: RES %.3f CAL %.3f per thread x tick (background "
+              "subtracted: %.3f); %d direct, %d self-read, %d kicks, "
+              "fallbacks %d timeout %d pending; late p50 %.2f p99 %.2f max "
+              "%.2f ms; %d rows" %
+              (m, r["res"], r["cal"],
+               r["res"] + r["cal"] - base["res"] - base["cal"],
+               s["direct"], s["self"], s["kicks"], s["timeout"],
+               s["pending"], r["late"][0] / MS, r["late"][1] / MS,
+               r["late"][2] / MS, r["rows"]))
+    d, k, z = out["direct"], out["kick"], out["lazy"]
+    check(d["stats"]["self"] == 0, "direct mode read by the thread")
+    check(k["stats"]["self"] > 0 and z["stats"]["self"] > 0,
+          "no self-read in kick/lazy mode")
+    # The thread running on the other CPU costs direct mode one
+    # function-call interrupt per counter (4) per tick, the others none.
+    # Rescheduling interrupts: every mode has the sampler's and the
+    # tool's wake-ups; kick adds one per running thread per tick, lazy
+    # none (it came by itself: only late threads are kicked).
+    fc = {m: r["cal"] - base["cal"] for m, r in out.items()}
+    rs = {m: r["res"] - base["res"] for m, r in out.items()}
+    check(fc["direct"] >= 1.5, "direct: %.3f function calls per thread x "
+          "tick (4 counters, one thread of two elsewhere: 2)" % fc["direct"])
+    check(fc["kick"] <= 0.2 and fc["lazy"] <= 0.2,
+          "cross-CPU reads left: kick %.3f, lazy %.3f" %
+          (fc["kick"], fc["lazy"]))
+    check(rs["kick"] - rs["lazy"] >= 0.25, "kick sent no more rescheduling "
+          "interrupts than lazy: %.3f vs %.3f" % (rs["kick"], rs["lazy"]))
+    check(rs["lazy"] <= rs["direct"] + 0.1, "lazy added interrupts: %.3f "
+          "vs direct's %.3f" % (rs["lazy"], rs["direct"]))
+    check(z["stats"]["kicks"] <= z["stats"]["self"] / 4,
+          "lazy kicked %d times for %d self-reads" %
+          (z["stats"]["kicks"], z["stats"]["self"]))
+
+
+def dd_in_kernel(name, count, bs="256M"):
+    """dd reading /dev/zero in huge blocks: its thread is in the kernel
+    (clearing the buffer) most of the time, on a CPU, not returning to
+    user mode to run task work."""
+    p = subprocess.Popen(["dd", "if=/dev/zero", "of=/dev/null", "bs=" + bs,
+                          "count=%d" % count], stderr=subprocess.DEVNULL)
+    time.sleep(0.3)
+    return p
+
+
+def wait_for(fn, timeout, what):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        v = fn()
+        if v:
+            return v
+        time.sleep(0.02)
+    raise TestFailure("timed out waiting for " + what)
+
+
+@test
+def stuck_in_kernel_falls_back():
+    """A thread that stays in the kernel past the deadline is read directly
+    (fallback 'timeout', then 'pending' while its work waits); its rows
+    still come on their grid, no later than the deadline allows."""
+    load()
+    dd = dd_in_kernel("stuck", 6)
+    c = Cat("stuck", "--tid", str(dd.pid), "--interval", "20ms",
+            "--events", EVENTS, "--read", "kick")
+    try:
+        c.wait_started(1)
+        time.sleep(2)
+        s = read_stats(c.proc.pid)
+    finally:
+        rc = c.stop()
+        dd.kill()
+        dd.wait()
+    check(rc == 0, "vcpuperf-cat exit %d" % rc)
+    rows = c.rows()
+    late = [r["late_ns"] for r in rows if r.get("late_ns") is not None]
+    print("  dd in read(): %d timeout, %d pending, %d self-read, %d direct; "
+          "%d rows, late p50 %.2f p99 %.2f max %.2f ms" %
+          (s["timeout"], s["pending"], s["self"], s["direct"], len(rows),
+           pct(late, 0.5) / MS, pct(late, 0.99) / MS, max(late) / MS))
+    check(s["timeout"] + s["pending"] > 0, "no fallback counted: %s" % s)
+    check(len(rows) >= 50, "only %d rows in 2 s at 20 ms" % len(rows))
+    # a quarter of the interval (5 ms) to wait, then the direct read
+    check(pct(late, 0.5) < 20 * MS, "rows late: p50 %d ns" % pct(late, 0.5))
+
+
+@test
+def work_pending_at_close_detach_exit_rmmod():
+    """A read queued on a thread that stays in the kernel is still pending
+    when its collection is closed (the tool SIGKILLed), when the thread is
+    detached, when the thread exits, and when the module is unloaded: each
+    goes through cleanly (the late work touches nothing), rmmod waits for
+    the work to have run, and the kernel log stays clean."""
+    mark = dmesg_mark()
+    load()
+    # closed by SIGKILL with the work pending
+    dd = dd_in_kernel("close", 4, "512M")
+    try:
+        c = Cat("pend-close", "--tid", str(dd.pid), "--interval", "10ms",
+                "--events", EVENTS, "--read", "kick")
+        c.wait_started(1)
+        wait_for(lambda: read_stats(c.proc.pid)["pending"] > 0, 30,
+                 "a pending read (close)")
+        c.proc.kill()
+        c.wait()
+    finally:
+        dd.kill()
+        dd.wait()
+    # detached, then the thread exits, through the default collection
+    control("read kick")
+    control("interval 10ms")
+    for what in ("detach", "exit"):
+        dd = dd_in_kernel(what, 1 if what == "exit" else 4, "512M")
+        try:
+            check(control("attach tid=%d events=%s" % (dd.pid, EVENTS)) == 0,
+                  "attach dd")
+            wait_for(lambda: read_stats()["pending"] > 0, 30,
+                     "a pending read (%s)" % what)
+            if what == "detach":
+                check(control("detach tid=%d" % dd.pid) == 0, "detach")
+            else:
+                dd.wait(timeout=60)   # exits with the work queued
+                wait_for(lambda: "tid %d " % dd.pid not in read_file("status"),
+                         10, "the exited thread's end")
+        finally:
+            if dd.poll() is None:
+                dd.kill()
+            dd.wait()
+    # unloaded with the work pending: rmmod waits until dd's read returns
+    dd = dd_in_kernel("rmmod", 2, "512M")
+    try:
+        check(control("attach tid=%d events=%s" % (dd.pid, EVENTS)) == 0,
+              "attach dd")
+        wait_for(lambda: read_stats()["pending"] > 0, 30,
+                 "a pending read (rmmod)")
+        t0 = time.time()
+        unload()
+        took = time.time() - t0
+    finally:
+        if dd.poll() is None:
+            dd.kill()
+        dd.wait()
+    print("  closed, detached, exited and unloaded with a read pending; "
+          "rmmod took %.2f s" % took)
+    dmesg_clean_since(mark)
+
+
+@test
+def kernel_thread_read_directly():
+    """Kernel threads never run task work: a busy one is read directly
+    and counted as such, never asked to read itself."""
+    load()
+    ksm = "/sys/kernel/mm/ksm"
+    if not os.path.isdir(ksm):
+        print("  skipped: no KSM in this kernel (no busy kernel thread)")
+        return
+    pid = int(sh("pgrep -x ksmd").stdout.split()[0])
+    with open(ksm + "/sleep_millisecs") as f:
+        old = f.read().strip()
+    sh("echo 0 > %s/sleep_millisecs; echo 1 > %s/run" % (ksm, ksm))
+    c = Cat("kthread", "--tid", str(pid), "--interval", "10ms", "--events",
+            "task-clock", "--read", "kick")
+    try:
+        c.wait_started(1)
+        time.sleep(2)
+        s = read_stats(c.proc.pid)
+    finally:
+        rc = c.stop()
+        sh("echo 0 > %s/run; echo %s > %s/sleep_millisecs" % (ksm, old, ksm))
+    check(rc == 0, "vcpuperf-cat exit %d" % rc)
+    print("  ksmd: %d kthread fallbacks, %d direct, %d self-read" %
+          (s["kthread"], s["direct"], s["self"]))
+    check(s["self"] == 0 and s["kicks"] == 0, "a kernel thread asked: %s" % s)
+    check(len(c.rows()) > 50, "rows")
+
+
+if __name__ == "__main__":
+    from vptest import run_checks
+    names = set(sys.argv[1:])
+    sys.exit(run_checks([t for t in TESTS if not names or
+                         t.__name__ in names]))
