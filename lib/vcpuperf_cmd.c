@@ -226,9 +226,27 @@ static int vp_parse_attach(const char *buf, size_t len, size_t pos,
 		}
 		cmd->nr_events = VP_NR_DEFAULT_EVENTS;
 	}
-	/* Keyword modifiers apply to every event, on top of its suffix. */
+	/*
+	 * Keyword modifiers apply to every event, on top of its suffix.  A
+	 * suffix the kernel would ignore for its event is refused; a keyword
+	 * it would ignore is left out for that event and said so in the
+	 * started record (VCPUPERF_MOD_NOT_APPLIED_SHIFT).
+	 */
 	for (i = 0; i < cmd->nr_events; i++) {
-		__u32 mods = cmd->events[i].desc.mods | cmd->mods;
+		struct vcpuperf_event_desc *d = &cmd->events[i].desc;
+		__u32 ign = vp_ignored_mods(d->type, d->config);
+		__u32 mods;
+
+		if (d->mods & ign) {
+			__u32 bad = d->mods & ign & (0U - (d->mods & ign));
+
+			snprintf(err, errlen,
+				 "event '%s': modifier %c refused: %s",
+				 d->name, vp_mod_letter(bad),
+				 vp_ignored_why(d->type, d->config, bad));
+			return -EINVAL;
+		}
+		mods = d->mods | (cmd->mods & ~ign);
 
 		if (((mods & VCPUPERF_MOD_USER) && (mods & VCPUPERF_MOD_KERNEL)) ||
 		    ((mods & VCPUPERF_MOD_GUEST) && (mods & VCPUPERF_MOD_HOST))) {
@@ -237,7 +255,8 @@ static int vp_parse_attach(const char *buf, size_t len, size_t pos,
 				 cmd->events[i].desc.name);
 			return -EINVAL;
 		}
-		cmd->events[i].desc.mods = mods;
+		d->mods = mods | ((cmd->mods & ign) <<
+				  VCPUPERF_MOD_NOT_APPLIED_SHIFT);
 	}
 	return 0;
 }

@@ -78,6 +78,9 @@ void vp_build_attr(const struct vcpuperf_event_desc *desc,
 		   struct perf_event_attr *attr);
 bool vp_is_pmu_event(__u32 type);
 __u32 vp_effective_mods(__u32 type, __u32 mods);
+__u32 vp_ignored_mods(__u32 type, __u64 config);
+const char *vp_ignored_why(__u32 type, __u64 config, __u32 mod);
+char vp_mod_letter(__u32 mod);
 
 /**
  * struct vp_delta - one counter over one interval

@@ -72,7 +72,7 @@ void vp_emit_started(struct vp_state *vp, struct vp_target *t)
 }
 
 /**
- * vp_emit_unavailable() - queue why a thread's counter does not exist
+ * vp_emit_unavailable() - queue why a thread's counter does not count
  * @vp:		module state, lock held
  * @t:		the thread
  * @idx:	index of the event
@@ -86,7 +86,12 @@ void vp_emit_unavailable(struct vp_state *vp, struct vp_target *t, u32 idx)
 	r->id = t->id;
 	r->event = idx;
 	r->error = t->counters[idx].error;
-	r->cause = vp_cause_from_errno(r->error, d->type, d->mods);
+	if (t->counters[idx].in_error)
+		r->cause = (d->mods & VCPUPERF_MOD_PINNED) ?
+			   VCPUPERF_CAUSE_PINNED_NO_SLOT :
+			   VCPUPERF_CAUSE_UNKNOWN;
+	else
+		r->cause = vp_cause_from_errno(r->error, d->type, d->mods);
 	strscpy(r->name, d->name, sizeof(r->name));
 	vp_rec_emit(vp, r, VP_REC_LIFECYCLE);
 }

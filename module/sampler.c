@@ -19,6 +19,21 @@
 #define VP_SLACK_NS	(10 * NSEC_PER_USEC)
 #define VP_PPM		1000000ULL
 
+/*
+ * The counters whose silence means something: the PMU counters when the
+ * thread has any (software events always count while a thread runs, and
+ * would hide a PMU that never schedules its counters), else all.
+ */
+static u32 vp_watched(const struct vp_target *t, u32 counting)
+{
+	u32 pmu = 0, i;
+
+	for (i = 0; i < t->nr_events; i++)
+		if ((counting & BIT(i)) && vp_is_pmu_event(t->events[i].type))
+			pmu |= BIT(i);
+	return pmu ? pmu : counting;
+}
+
 static void vp_emit_first_row(struct vp_state *vp, struct vp_target *t,
 			      u32 counting)
 {
@@ -104,8 +119,9 @@ static bool vp_target_exited(struct vp_target *t, u32 counting, u32 exited)
  * The lifecycle state machine: first_row after the first sample;
  * multiplexed at the first interval in which a counter ran for less than
  * it was enabled; no_counters once the thread ran in
- * VCPUPERF_NO_COUNTERS_INTERVALS intervals with no counter ever on the
- * PMU; task_exited (and a final sample) once every counter saw the exit.
+ * VCPUPERF_NO_COUNTERS_INTERVALS intervals with no watched counter ever
+ * on the PMU (the PMU counters when the thread has any, else all: see
+ * vp_watched()); task_exited (and a final sample) once every counter saw the exit.
  * Separate from the reads so that it can be tested with any values.
  *
  * Return: true when the thread has exited: the caller ends it.
@@ -114,10 +130,11 @@ bool vp_sample_account(struct vp_state *vp, struct vp_target *t,
 		       struct vcpuperf_sample *s, u32 counting, u32 exited,
 		       u64 window_ns, u32 flags)
 {
-	u32 mux = 0, min_ppm = VP_PPM, i;
-	bool ran = false, counted = false, gone;
+	u32 mux = 0, min_ppm = VP_PPM, watch, i;
+	bool ran = false, counted = false, pmu_counted = false, gone;
 
 	lockdep_assert_held(&vp->lock);
+	watch = vp_watched(t, counting);
 	for (i = 0; i < t->nr_events; i++) {
 		struct vp_counter *c = &t->counters[i];
 		struct vp_delta d;
@@ -128,6 +145,8 @@ bool vp_sample_account(struct vp_state *vp, struct vp_target *t,
 		c->last = s->counts[i];
 		ran |= d.enabled != 0;
 		counted |= d.running != 0;
+		if (watch & BIT(i))
+			pmu_counted |= d.running != 0;
 		if (d.running && d.running < d.enabled) {
 			bool ovf;
 
@@ -159,15 +178,16 @@ bool vp_sample_account(struct vp_state *vp, struct vp_target *t,
 	if (counted) {
 		t->intervals_with_values++;
 		vp->session.intervals_with_values++;
-		t->ever_counted = true;
 	}
+	if (pmu_counted)
+		t->ever_counted = true;
 	if (!t->first_row_sent)
-		vp_emit_first_row(vp, t, counting);
+		vp_emit_first_row(vp, t, watch);
 	if (mux && !t->multiplexed_sent)
 		vp_emit_multiplexed(vp, t, mux, min_ppm);
-	if (counting && !t->ever_counted && !t->no_counters_sent &&
+	if (watch && !t->ever_counted && !t->no_counters_sent &&
 	    t->intervals_ran >= VCPUPERF_NO_COUNTERS_INTERVALS)
-		vp_emit_no_counters(vp, t, counting);
+		vp_emit_no_counters(vp, t, watch);
 	if (gone)
 		vp_emit_task_exited(vp, t, exited);
 	return gone;
@@ -181,14 +201,18 @@ bool vp_sample_account(struct vp_state *vp, struct vp_target *t,
  *
  * The counters are read back to back with perf_event_read_value() (kernel
  * counters cannot be grouped through the exported API); the sample
- * records how long that took.  See vp_sample_account() for the rest.
+ * records how long that took.  A counter perf has put in error state is
+ * left out of the sample (its field is null, never a 0 that looks like a
+ * thread that did not run) and reported once by an unavailable record.
+ * See vp_sample_account() for the rest.
  *
  * Return: true when the thread has exited: the caller ends it.
  */
 bool vp_sample_target(struct vp_state *vp, struct vp_target *t, u32 flags)
 {
-	u32 counting = 0, exited = 0, i;
+	u32 counting = 0, exited = 0, newly_failed = 0, i;
 	struct vcpuperf_sample *s;
+	bool gone;
 	u64 t0, t1;
 
 	lockdep_assert_held(&vp->lock);
@@ -202,14 +226,26 @@ bool vp_sample_target(struct vp_state *vp, struct vp_target *t, u32 flags)
 
 		if (!c->event)
 			continue;
-		counting |= BIT(i);
 		v->value = perf_event_read_value(c->event, &v->enabled,
 						 &v->running);
+		if (vp_counter_in_error(c)) {
+			if (!c->in_error)
+				newly_failed |= BIT(i);
+			c->in_error = true;
+			*v = (struct vcpuperf_count){ 0 };
+			continue;
+		}
+		counting |= BIT(i);
 		if (vp_counter_exited(c))
 			exited |= BIT(i);
 	}
 	t1 = ktime_get_ns();
-	return vp_sample_account(vp, t, s, counting, exited, t1 - t0, flags);
+	gone = vp_sample_account(vp, t, s, counting, exited, t1 - t0, flags);
+	/* After the sample: its record is built in the same scratch buffer. */
+	for (i = 0; i < t->nr_events; i++)
+		if (newly_failed & BIT(i))
+			vp_emit_unavailable(vp, t, i);
+	return gone;
 }
 
 /*

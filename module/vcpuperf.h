@@ -97,11 +97,14 @@ u64 vp_ring_drops(struct vp_ring *ring);
  * struct vp_counter - one (thread, event) counter
  * @event:	the kernel counter, NULL when it could not be created
  * @error:	positive errno of the failed creation, 0 otherwise
+ * @in_error:	perf put the counter in error state (a pinned counter that
+ *		found no free PMU counter); reported once, then left out
  * @last:	cumulative values at the previous read
  */
 struct vp_counter {
 	struct perf_event *event;
 	int error;
+	bool in_error;
 	struct vcpuperf_count last;
 };
 
@@ -271,6 +274,7 @@ void vp_counter_create(struct vp_counter *c,
 		       struct task_struct *task);
 void vp_counter_release(struct vp_counter *c);
 bool vp_counter_exited(const struct vp_counter *c);
+bool vp_counter_in_error(const struct vp_counter *c);
 const char *vp_counter_state(const struct vp_counter *c);
 
 /* sampler.c */

@@ -18,7 +18,7 @@ static const char *const vc_fixed_keys[] = {
 	"t_mono_ns", "t_wall_ns", "source", "available_in_deployment",
 	"interval_s", "dt_ns", "seq", "pid", "tid", "vcpu", "ran", "ipc",
 	"cache_miss_rate", "time_enabled_ns", "time_running_ns",
-	"multiplexed", "read_window_ns", "raw",
+	"multiplexed", "read_window_ns", "raw", "modifiers_not_applied",
 };
 
 /**
@@ -166,16 +166,91 @@ static bool vc_key_taken(const struct vc_tid *t, __u32 n, const char *key,
 	return false;
 }
 
-/* ,"name": with - and : made _, escaped, unique within the row. */
+/**
+ * vc_mod_letters() - perf's suffix letters of a set of modifiers
+ * @buf:	output, NUL terminated
+ * @len:	size of @buf (at least 6)
+ * @mods:	VCPUPERF_MOD_* bits
+ *
+ * Return: the number of letters.
+ */
+size_t vc_mod_letters(char *buf, size_t len, __u32 mods)
+{
+	size_t n = 0;
+	__u32 bit;
+
+	for (bit = 1; bit <= VCPUPERF_MOD_ALL && n + 1 < len; bit <<= 1)
+		if (mods & bit)
+			buf[n++] = vp_mod_letter(bit);
+	buf[n] = '\0';
+	return n;
+}
+
+/*
+ * The length of the name without a modifier suffix (":uG"): letters that
+ * are all modifiers of the event; 0 if the name has no such suffix.
+ */
+static size_t vc_mod_suffix(const struct vcpuperf_event_desc *ev,
+			    size_t len)
+{
+	const char *colon = NULL;
+	size_t i;
+
+	for (i = len; i > 0; i--) {
+		if (ev->name[i - 1] == ':') {
+			colon = ev->name + i - 1;
+			break;
+		}
+	}
+	if (!colon || colon + 1 == ev->name + len)
+		return 0;
+	for (i = colon + 1 - ev->name; i < len; i++) {
+		const char *m = strchr("ukGHD", ev->name[i]);
+
+		if (!m || !(ev->mods & (1U << (m - "ukGHD"))))
+			return 0;
+	}
+	return colon - ev->name;
+}
+
+/*
+ * ,"name": with - and : made _, escaped, unique within the row.  The
+ * guest and host modifiers are spelled out: cycles:G is "cycles_guest",
+ * cycles:uH "cycles_u_host" (a key that differs from another by the
+ * case of one letter is easy to misread).
+ */
 static void vc_make_key(struct vc_tid *t, __u32 n)
 {
-	char name[VCPUPERF_NAME_LEN + 8];
+	char name[VCPUPERF_NAME_LEN + 16];
 	char esc[VC_KEY_LEN];
-	size_t len, base, i;
+	size_t len, base, i, suffix;
 	int dup = 1;
 
 	len = strnlen(t->ev[n].name, VCPUPERF_NAME_LEN);
 	memcpy(name, t->ev[n].name, len);
+	suffix = vc_mod_suffix(&t->ev[n], len);
+	if (suffix) {
+		const char *mods = t->ev[n].name + suffix + 1;
+		size_t nmods = len - suffix - 1, o = suffix;
+		bool guest = memchr(mods, 'G', nmods);
+		bool host = memchr(mods, 'H', nmods);
+
+		if (nmods > (size_t)(guest + host)) {
+			name[o++] = '_';
+			for (i = 0; i < nmods; i++)
+				if (mods[i] != 'G' && mods[i] != 'H')
+					name[o++] = mods[i];
+		}
+		if (guest) {
+			memcpy(name + o, "_guest", 6);
+			o += 6;
+		}
+		if (host) {
+			memcpy(name + o, "_host", 5);
+			o += 5;
+		}
+		len = o;
+	}
 	for (i = 0; i < len; i++)
 		if (name[i] == '-' || name[i] == ':')
 			name[i] = '_';
@@ -259,10 +334,13 @@ void vc_tid_start(struct vc_tid *t, const struct vcpuperf_started *s)
 	t->have_prev_t = false;
 	t->prev_t_mono = 0;
 	t->rows = 0;
+	t->not_applied = 0;
 	for (i = 0; i < s->nr_events; i++) {
 		t->ev[i] = s->events[i];
 		t->ev[i].name[VCPUPERF_NAME_LEN - 1] = '\0';
 		vc_make_key(t, i);
+		if (t->ev[i].mods >> VCPUPERF_MOD_NOT_APPLIED_SHIFT)
+			t->not_applied |= 1U << i;
 	}
 	vc_pick_pair(t, PERF_COUNT_HW_INSTRUCTIONS, PERF_COUNT_HW_CPU_CYCLES,
 		     &t->i_insns, &t->i_cycles);

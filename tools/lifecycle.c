@@ -104,6 +104,27 @@ static void vc_started(struct vc_decoder *d, const struct vcpuperf_rec *rec,
 	vc_names(w, "events", t, s->nr_events, ~0U);
 	jw_key(w, "interval_ms");
 	jw_fixed(w, s->interval_ns, 6);
+	if (t && t->started && t->not_applied) {
+		char letters[8];
+		__u32 i;
+
+		/* keyword modifiers the kernel would ignore: left out */
+		jw_key(w, "modifiers_not_applied");
+		jw_begin(w, '{');
+		for (i = 0; i < t->nr_events; i++) {
+			if (!(t->not_applied & (1U << i)))
+				continue;
+			vc_mod_letters(letters, sizeof(letters),
+				       t->ev[i].mods >>
+				       VCPUPERF_MOD_NOT_APPLIED_SHIFT);
+			jw_sep(w);
+			vc_event_name(w, t, i);
+			jw_need(w, 1);
+			jw_putc(w, ':');
+			jw_str(w, letters);
+		}
+		jw_end(w, '}');
+	}
 	vc_event_end(d);
 }
 
@@ -120,7 +141,11 @@ static void vc_unavailable(struct vc_decoder *d,
 	/* "event" is the line's own name: the counter's is "counter" */
 	jw_key_strn(w, "counter", u->name, VCPUPERF_NAME_LEN);
 	jw_key_u64(w, "index", u->event);
-	jw_key_str(w, "errno", vp_errno_name(u->error));
+	/* 0: the counter exists but perf put it in error state */
+	if (u->error)
+		jw_key_str(w, "errno", vp_errno_name(u->error));
+	else
+		jw_key_null(w, "errno");
 	jw_key_s64(w, "error", u->error);
 	jw_key_str(w, "reason", vp_cause_name(u->cause));
 	jw_key_str(w, "detail", vp_cause_text(u->cause));

@@ -37,6 +37,35 @@ static void vc_ratio(struct jw *w, int ia, int ib, const bool *have,
 	jw_double(w, (double)val[ia] / (double)val[ib]);
 }
 
+/*
+ * "modifiers_not_applied":{"key":"G",...}: command keyword modifiers the
+ * kernel would ignore for these events, left out (rare: not a hot path).
+ */
+static void vc_not_applied(struct jw *w, const struct vc_tid *t)
+{
+	char letters[8];
+	bool first = true;
+	__u32 i;
+
+	jw_need(w, 32);
+	jw_lit(w, ",\"modifiers_not_applied\":{");
+	for (i = 0; i < t->nr_events; i++) {
+		if (!(t->not_applied & (1U << i)))
+			continue;
+		jw_need(w, VC_KEY_LEN);
+		if (first)
+			jw_mem(w, t->key[i] + 1, t->key_len[i] - 1U);
+		else
+			jw_mem(w, t->key[i], t->key_len[i]);
+		first = false;
+		vc_mod_letters(letters, sizeof(letters),
+			       t->ev[i].mods >> VCPUPERF_MOD_NOT_APPLIED_SHIFT);
+		jw_str(w, letters);
+	}
+	jw_need(w, 1);
+	jw_putc(w, '}');
+}
+
 static void vc_raw(struct jw *w, const struct vc_tid *t,
 		   const struct vcpuperf_sample *s)
 {
@@ -176,6 +205,8 @@ void vc_write_row(struct vc_decoder *d, struct vc_tid *t,
 	jw_need(w, 24);
 	jw_lit(w, ",\"read_window_ns\":");
 	jw_u64(w, s->read_window_ns);
+	if (t->not_applied)
+		vc_not_applied(w, t);
 	if (d->raw)
 		vc_raw(w, t, s);
 	jw_need(w, 2);

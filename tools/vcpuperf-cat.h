@@ -131,6 +131,7 @@ void jw_key_double(struct jw *w, const char *key, double v);
  * @i_refs:	index of cache-references, -1 if none
  * @i_misses:	index of cache-misses, -1 if none
  * @rows:	rows written for this thread since its started record
+ * @not_applied: events with command keyword modifiers left out (bit i)
  */
 struct vc_tid {
 	__u32 tid;
@@ -152,6 +153,7 @@ struct vc_tid {
 	int i_refs;
 	int i_misses;
 	__u64 rows;
+	__u32 not_applied;
 };
 
 /**
@@ -221,6 +223,7 @@ int vc_dec_end(struct vc_decoder *d);
 struct vc_tid *vc_tid_find(struct vc_decoder *d, __u32 tid);
 struct vc_tid *vc_tid_get(struct vc_decoder *d, __u32 tid);
 void vc_tid_start(struct vc_tid *t, const struct vcpuperf_started *s);
+size_t vc_mod_letters(char *buf, size_t len, __u32 mods);
 
 /* ---- rows.c ----------------------------------------------------------- */
 
