@@ -228,7 +228,8 @@ bool vp_sample_target(struct vp_state *vp, struct vp_target *t, u32 flags)
 			continue;
 		v->value = perf_event_read_value(c->event, &v->enabled,
 						 &v->running);
-		if (vp_counter_in_error(c)) {
+		/* Sticky: the thread's exit moves it from error to exit. */
+		if (c->in_error || vp_counter_in_error(c)) {
 			if (!c->in_error)
 				newly_failed |= BIT(i);
 			c->in_error = true;

@@ -588,6 +588,11 @@ def tracepoint_events():
 import perms  # noqa: E402
 TESTS.extend(perms.TESTS)
 
+# Multiplexing, never-counted counters and modifier honesty with the test
+# PMU (tests/pmu, $VP_TESTPMU): tests/integration/pmu.py.
+import pmu  # noqa: E402
+TESTS.extend(pmu.TESTS)
+
 
 def expect_oserror(fn, want, what):
     try:

@@ -301,7 +301,12 @@ static void probe(const struct ev *e, char mod)
 		/*
 		 * Context switches and sched_switch happen in the kernel
 		 * only: counting all of them under k is what k asks for.
+		 * Syscall tracepoints carry the user registers of the
+		 * syscall: perf counts them under u, by definition.
 		 */
+		if (!strcmp(verdict, "ignored") && mod == 'u' &&
+		    w == WL_SYSCALL)
+			verdict = "honoured";
 		if (!strcmp(verdict, "ignored") && mod == 'k' &&
 		    w == WL_SLEEP)
 			verdict = "same";
