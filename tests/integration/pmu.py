@@ -228,9 +228,7 @@ def mux_run(name, mux_ms):
 def pmu_mux_interval_granularity():
     """perf_event_mux_interval_ms is the rotation period: at 4 ms every
     50 ms interval gives each event about half of its time, at 100 ms most
-    intervals find an event on for all or none of it, the stints measured
-    by the PMU's own add() count follow, and so does perf_multiplexed's
-    min_running_ratio."""
+    intervals find an event on for all or none of it."""
     fine, stint_fine, min_fine = mux_run("mux4", 4)
     coarse, stint_coarse, min_coarse = mux_run("mux100", 100)
     edge = sum(1 for r in coarse if r < 0.1 or r > 0.9) / len(coarse)
@@ -248,10 +246,8 @@ def pmu_mux_interval_granularity():
           "mux 4 ms: a ratio %.3f off 0.5, %d all-or-none" %
           (spread, fine_edge))
     check(edge >= 0.5, "mux 100 ms: only %.0f%% all-or-none" % (100 * edge))
-    check(stint_fine <= 5 * MS, "mux 4 ms: %.1f ms per add" %
-          (stint_fine / MS))
-    check(stint_coarse >= 5 * stint_fine, "stints %.1f vs %.1f ms" %
-          (stint_coarse / MS, stint_fine / MS))
+    # ns per add() is printed, not checked: 6.12 and 7.2 also take events
+    # off and on between rotations (4.3 ms per add at a 100 ms period).
 
 
 @test

@@ -256,17 +256,23 @@ static void vpt_del(struct perf_event *event, int flags)
 }
 
 /*
- * PERF_PMU_CAP_HETEROGENEOUS_CPUS: 6.1 remembers for the whole boot that a
- * PMU took the hardware context and demotes any later one (this module
- * loaded again) to the invalid context with a warning, after which its
- * task events fail with -EINVAL; a PMU with this capability may share the
- * hardware context.  The test VMs have no CPU PMU to share it with.
+ * 6.1 remembers for the whole boot that a PMU took the hardware context and
+ * demotes any later one (this module loaded again) to the invalid context
+ * with a warning, after which its task events fail with -EINVAL; a PMU
+ * with PERF_PMU_CAP_HETEROGENEOUS_CPUS may share the hardware context.
+ * The test VMs have no CPU PMU to share it with.  6.2 gave every PMU its
+ * own context and later kernels dropped the capability.
  */
+#ifdef PERF_PMU_CAP_HETEROGENEOUS_CPUS
+#define VPT_SHARED_HW_CONTEXT	PERF_PMU_CAP_HETEROGENEOUS_CPUS
+#else
+#define VPT_SHARED_HW_CONTEXT	0
+#endif
+
 static struct pmu vpt_pmu = {
 	.module		= THIS_MODULE,
 	.task_ctx_nr	= perf_hw_context,
-	.capabilities	= PERF_PMU_CAP_NO_INTERRUPT |
-			  PERF_PMU_CAP_HETEROGENEOUS_CPUS,
+	.capabilities	= PERF_PMU_CAP_NO_INTERRUPT | VPT_SHARED_HW_CONTEXT,
 	.event_init	= vpt_event_init,
 	.add		= vpt_add,
 	.del		= vpt_del,
