@@ -243,9 +243,10 @@ def pmu_mux_interval_granularity():
                                        stint_coarse / MS, min_coarse))
     check(len(fine) >= 10 and len(coarse) >= 10, "too few intervals")
     # 50 ms = 12 rotations at 4 ms; the sampler and vcpuperf-cat preempt
-    # the thread on its CPU, which shifts the rotation by a few stints
-    # (measured up to 0.36 off 0.5 on 7.2).
-    check(mean_dev <= 0.1 and not fine_edge,
+    # the thread on its CPU, and a loaded host delays the rotation timer:
+    # measured up to 0.36 off 0.5 (7.2), mean 0.086, and 2 of 124
+    # all-or-none intervals (6.1, host compiling a kernel).
+    check(mean_dev <= 0.15 and fine_edge <= 0.05 * len(fine),
           "mux 4 ms: mean |ratio - 0.5| %.3f, %d all-or-none" %
           (mean_dev, fine_edge))
     check(edge >= 0.5, "mux 100 ms: only %.0f%% all-or-none" % (100 * edge))
@@ -343,10 +344,8 @@ def pmu_pinned_conflict():
         check(tab[u["counter"]]["adds"] == 0, "errored event had a slot")
 
 
-# The ratio of two scaled values against the rates' ratio: at a 100 ms
-# rotation and 50 ms intervals an operand may have been on for a stint of
-# a few ms, which the scaling extrapolates (measured up to 4.7% on 7.2).
-RATIO_TOL = 0.1
+# The ratio of two scaled values against the rates' ratio.
+RATIO_TOL = SCALE_TOL
 
 
 def ratio_ok(num, den, got, want):
@@ -360,7 +359,7 @@ def ratio_ok(num, den, got, want):
 def pmu_ipc_cache_miss_rate():
     """ipc and cache_miss_rate are ratios of the scaled values (the test
     PMU counts cycles 3, instructions 2, references 5, misses 1 per ns:
-    ipc 2/3, miss rate 1/5, within 10%), null in every interval in which
+    ipc 2/3, miss rate 1/5, within 2%), null in every interval in which
     either operand did not count."""
     with TestPMU("slots=2 claim_generic=1", mux_ms=100):
         load()
