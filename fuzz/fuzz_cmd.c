@@ -12,7 +12,9 @@
  *  - on success the command is within the uapi limits: ids nonzero,
  *    31-bit and distinct, at most VCPUPERF_MAX_TARGETS of them, one for
  *    pid=/qemu=; 1..VCPUPERF_MAX_EVENTS events with NUL-terminated,
- *    distinct names and consistent modifiers; an interval within
+ *    distinct names and consistent modifiers (keywords applied except
+ *    where the kernel would ignore them, then recorded as left out; no
+ *    ignored modifier applied); an interval within
  *    [VCPUPERF_INTERVAL_MIN_NS, VCPUPERF_INTERVAL_MAX_NS] that survives
  *    vp_format_duration() and re-parsing;
  *  - one trailing newline changes nothing.
@@ -32,11 +34,21 @@ static int fz_u32_cmp(const void *a, const void *b)
 static void check_event(const struct vp_event_spec *ev, __u32 cmd_mods)
 {
 	const struct vcpuperf_event_desc *d = &ev->desc;
+	__u32 ign = vp_ignored_mods(d->type, d->config);
+	__u32 left = d->mods >> VCPUPERF_MOD_NOT_APPLIED_SHIFT;
+	__u32 applied = d->mods & VCPUPERF_MOD_ALL;
 
 	FZ_CHECK(fz_terminated(d->name, sizeof(d->name)), "name unterminated");
 	FZ_CHECK(d->name[0], "empty event name accepted");
-	FZ_CHECK(!(d->mods & ~VCPUPERF_MOD_ALL), "mods %#x", d->mods);
-	FZ_CHECK((d->mods & cmd_mods) == cmd_mods,
+	FZ_CHECK(!(d->mods & ~(VCPUPERF_MOD_ALL |
+			       VCPUPERF_MOD_ALL << VCPUPERF_MOD_NOT_APPLIED_SHIFT)),
+		 "mods %#x", d->mods);
+	FZ_CHECK(!(applied & ign), "'%s': ignored modifier applied (%#x)",
+		 d->name, d->mods);
+	FZ_CHECK(left == (cmd_mods & ign),
+		 "'%s': keywords left out %#x, want %#x", d->name, left,
+		 cmd_mods & ign);
+	FZ_CHECK((applied & cmd_mods) == (cmd_mods & ~ign),
 		 "keyword mods %#x not applied to '%s' (%#x)", cmd_mods,
 		 d->name, d->mods);
 	FZ_CHECK(!((d->mods & VCPUPERF_MOD_USER) &&

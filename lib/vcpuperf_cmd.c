@@ -266,21 +266,40 @@ static int vp_default_event_set(struct vp_cmd *cmd, char *err, size_t errlen)
 	return 0;
 }
 
-/* Keyword modifiers apply to every event, on top of its suffix. */
+/*
+ * Keyword modifiers apply to every event, on top of its suffix.  A suffix
+ * the kernel would ignore for its event is refused; a keyword it would
+ * ignore is left out for that event and said so in the started record
+ * (VCPUPERF_MOD_NOT_APPLIED_SHIFT).
+ */
 static int vp_apply_cmd_mods(struct vp_cmd *cmd, char *err, size_t errlen)
 {
 	__u32 i;
 
 	for (i = 0; i < cmd->nr_events; i++) {
-		__u32 mods = cmd->events[i].desc.mods | cmd->mods;
+		struct vcpuperf_event_desc *d = &cmd->events[i].desc;
+		__u32 ign = vp_ignored_mods(d->type, d->config);
+		__u32 mods;
+
+		if (d->mods & ign) {
+			__u32 bad = d->mods & ign & (0U - (d->mods & ign));
+
+			snprintf(err, errlen,
+				 "event '%s': modifier %c refused: %s",
+				 d->name, vp_mod_letter(bad),
+				 vp_ignored_why(d->type, d->config, bad));
+			return -EINVAL;
+		}
+		mods = d->mods | (cmd->mods & ~ign);
 
 		if (vp_mods_conflict(mods)) {
 			snprintf(err, errlen,
 				 "modifiers of event '%s' conflict with the command's",
-				 cmd->events[i].desc.name);
+				 d->name);
 			return -EINVAL;
 		}
-		cmd->events[i].desc.mods = mods;
+		d->mods = mods | ((cmd->mods & ign) <<
+				  VCPUPERF_MOD_NOT_APPLIED_SHIFT);
 	}
 	return 0;
 }

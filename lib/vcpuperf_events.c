@@ -265,8 +265,13 @@ __u32 vp_mods_conflict(__u32 mods)
 	return 0;
 }
 
-/* The suffix letter of one modifier, '?' for none. */
-static char vp_mod_letter(__u32 mod)
+/**
+ * vp_mod_letter() - perf's suffix letter of one modifier
+ * @mod:	one VCPUPERF_MOD_* bit
+ *
+ * Return: 'u', 'k', 'G', 'H', 'D', or '?'.
+ */
+char vp_mod_letter(__u32 mod)
 {
 	size_t i;
 
@@ -587,6 +592,64 @@ __u32 vp_effective_mods(__u32 type, __u32 mods)
 	if (!vp_is_pmu_event(type))
 		mods &= ~(VCPUPERF_MOD_GUEST | VCPUPERF_MOD_HOST);
 	return mods;
+}
+
+/*
+ * Modifiers the kernel ignores, by event class, as tests/pmu/modprobe_honour
+ * measures them with perf_event_open() on Linux 6.1, 6.12 and 7.2 (table
+ * in vcpuperf(4)): the clock events count all of the thread's time
+ * whatever exclude_user/exclude_kernel say; tracepoints look at
+ * exclude_kernel (against the registers they carry) but not at
+ * exclude_user; no software event or tracepoint looks at exclude_host or
+ * exclude_guest.  PMU events leave the modifiers to the PMU driver, which
+ * honours them or refuses the event (perf core refuses u/k/G/H with
+ * -EINVAL for a PMU that declares it cannot exclude).
+ */
+#define VP_MODS_GUEST_HOST	(VCPUPERF_MOD_GUEST | VCPUPERF_MOD_HOST)
+
+static bool vp_is_clock(__u32 type, __u64 config)
+{
+	return type == PERF_TYPE_SOFTWARE &&
+	       (config == PERF_COUNT_SW_CPU_CLOCK ||
+		config == PERF_COUNT_SW_TASK_CLOCK);
+}
+
+/**
+ * vp_ignored_mods() - the modifiers the kernel would ignore for an event
+ * @type:	perf_event_attr.type
+ * @config:	perf_event_attr.config
+ *
+ * Return: VCPUPERF_MOD_* bits that the kernel accepts for this event and
+ * then does not act on: counting with them would give the unmodified
+ * count under a modified name.
+ */
+__u32 vp_ignored_mods(__u32 type, __u64 config)
+{
+	if (vp_is_pmu_event(type))
+		return 0;
+	if (vp_is_clock(type, config))
+		return VCPUPERF_MOD_USER | VCPUPERF_MOD_KERNEL |
+		       VP_MODS_GUEST_HOST;
+	if (type == PERF_TYPE_TRACEPOINT)
+		return VCPUPERF_MOD_KERNEL | VP_MODS_GUEST_HOST;
+	return VP_MODS_GUEST_HOST;
+}
+
+/**
+ * vp_ignored_why() - why the kernel ignores a modifier for an event
+ * @type:	perf_event_attr.type
+ * @config:	perf_event_attr.config
+ * @mod:	one VCPUPERF_MOD_* bit that vp_ignored_mods() returns
+ *
+ * Return: a phrase for the error message.
+ */
+const char *vp_ignored_why(__u32 type, __u64 config, __u32 mod)
+{
+	if (mod & VP_MODS_GUEST_HOST)
+		return "software events and tracepoints ignore G and H (PMU events only)";
+	if (vp_is_clock(type, config))
+		return "clock events count all of the thread's time whatever u and k say";
+	return "tracepoints ignore exclude_user (k); u is honoured";
 }
 
 /**

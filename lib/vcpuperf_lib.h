@@ -32,6 +32,9 @@ enum vp_op {
 
 #define VP_KB_PER_MB	1024U
 
+/* The modifier letters u k G H D: one per VCPUPERF_MOD_* bit. */
+#define VP_NR_MODS	5
+
 /**
  * struct vp_event_spec - one parsed event
  * @desc:	name, type, config and modifiers (type/config of a tracepoint
@@ -122,6 +125,9 @@ void vp_build_attr(const struct vcpuperf_event_desc *desc,
 bool vp_is_pmu_event(__u32 type);
 __u32 vp_effective_mods(__u32 type, __u32 mods);
 __u32 vp_mods_conflict(__u32 mods);
+__u32 vp_ignored_mods(__u32 type, __u64 config);
+const char *vp_ignored_why(__u32 type, __u64 config, __u32 mod);
+char vp_mod_letter(__u32 mod);
 
 /**
  * struct vp_delta - one counter over one interval

@@ -113,6 +113,7 @@ static const char *const vp_cause_names[VCPUPERF_CAUSE_MAX] = {
 	[VCPUPERF_CAUSE_BUSY] = "pmu_busy",
 	[VCPUPERF_CAUSE_NO_MEMORY] = "no_memory",
 	[VCPUPERF_CAUSE_NEVER_COUNTED] = "never_counted",
+	[VCPUPERF_CAUSE_PINNED_NO_SLOT] = "pinned_no_slot",
 };
 
 static const char *const vp_cause_texts[VCPUPERF_CAUSE_MAX] = {
@@ -122,7 +123,7 @@ static const char *const vp_cause_texts[VCPUPERF_CAUSE_MAX] = {
 	[VCPUPERF_CAUSE_NOT_SUPPORTED] =
 		"the PMU does not support this event or modifier",
 	[VCPUPERF_CAUSE_MEDIATED_PMU] =
-		"not supported by this PMU, or a mediated guest vPMU owns the counters (try host_only)",
+		"the PMU does not support this event or modifier, or (Linux 7.x) a VM with KVM's mediated vPMU is running, which refuses events that count guest mode: count host mode only (the :H suffix or host_only), or stop that VM or load kvm with enable_mediated_pmu=0",
 	[VCPUPERF_CAUSE_ACCESS] =
 		"refused by a security module or missing capability",
 	[VCPUPERF_CAUSE_INVALID] =
@@ -132,6 +133,8 @@ static const char *const vp_cause_texts[VCPUPERF_CAUSE_MAX] = {
 	[VCPUPERF_CAUSE_NO_MEMORY] = "out of memory",
 	[VCPUPERF_CAUSE_NEVER_COUNTED] =
 		"thread ran but no counter got onto the PMU: PMU busy, pinned conflict, guest vPMU holding counters or NMI watchdog",
+	[VCPUPERF_CAUSE_PINNED_NO_SLOT] =
+		"pinned counter found no free PMU counter (others pinned first, the NMI watchdog or a guest vPMU): perf put it in error state and it counts no more; detach and attach again when the PMU is free, or attach it unpinned",
 };
 
 /**

@@ -158,6 +158,23 @@ bool vp_counter_exited(const struct vp_counter *c)
 }
 
 /**
+ * vp_counter_in_error() - has perf put the counter in error state?
+ * @c:		the counter slot
+ *
+ * A pinned counter that finds no free PMU counter when its thread is
+ * scheduled in goes to PERF_EVENT_STATE_ERROR and stays there: it counts
+ * nothing more, while its enabled time stands still (a read would look
+ * like a thread that did not run).
+ *
+ * Return: true in that state.
+ */
+bool vp_counter_in_error(const struct vp_counter *c)
+{
+	return c->event &&
+	       READ_ONCE(c->event->state) == PERF_EVENT_STATE_ERROR;
+}
+
+/**
  * vp_counter_state() - perf's state of a counter, for the status file
  * @c:		the counter slot
  *

@@ -95,7 +95,7 @@ void vp_emit_started(struct vp_coll *c, struct vp_target *t)
 }
 
 /**
- * vp_emit_unavailable() - queue why a thread's counter does not exist
+ * vp_emit_unavailable() - queue why a thread's counter does not count
  * @c:		the collection, lock held
  * @t:		the thread
  * @idx:	index of the event
@@ -109,7 +109,12 @@ void vp_emit_unavailable(struct vp_coll *c, struct vp_target *t, u32 idx)
 	r->id = t->id;
 	r->event = idx;
 	r->error = t->counters[idx].error;
-	r->cause = vp_cause_from_errno(r->error, d->type, d->mods);
+	if (t->counters[idx].in_error)
+		r->cause = (d->mods & VCPUPERF_MOD_PINNED) ?
+			   VCPUPERF_CAUSE_PINNED_NO_SLOT :
+			   VCPUPERF_CAUSE_UNKNOWN;
+	else
+		r->cause = vp_cause_from_errno(r->error, d->type, d->mods);
 	strscpy(r->name, d->name, sizeof(r->name));
 	vp_rec_emit(c, r, VP_REC_LIFECYCLE);
 }
@@ -182,6 +187,21 @@ void vp_emit_session_finished(struct vp_coll *c)
 	vp_rec_emit(c, r, VP_REC_SESSION_END);
 	vp_ring_set_ended(&c->ring, true);
 	memset(s, 0, sizeof(*s));
+}
+
+/*
+ * The counters whose silence means something: the PMU counters when the
+ * thread has any (software events always count while a thread runs, and
+ * would hide a PMU that never schedules its counters), else all.
+ */
+static u32 vp_watched(const struct vp_target *t, u32 counting)
+{
+	u32 pmu = 0, i;
+
+	for (i = 0; i < t->nr_events; i++)
+		if ((counting & BIT(i)) && vp_is_pmu_event(t->events[i].type))
+			pmu |= BIT(i);
+	return pmu ? pmu : counting;
 }
 
 static void vp_emit_first_row(struct vp_coll *c, struct vp_target *t,
@@ -269,8 +289,10 @@ static bool vp_target_exited(struct vp_target *t, u32 counting, u32 exited)
  * The lifecycle state machine: first_row after the first sample;
  * multiplexed at the first interval in which a counter ran for less than
  * it was enabled; no_counters once the thread ran in
- * VCPUPERF_NO_COUNTERS_INTERVALS intervals with no counter ever on the
- * PMU; task_exited (and a final sample) once every counter saw the exit.
+ * VCPUPERF_NO_COUNTERS_INTERVALS intervals with no watched counter ever
+ * on the PMU (the PMU counters when the thread has any, else all: see
+ * vp_watched()); task_exited (and a final sample) once every counter saw
+ * the exit.
  * Separate from the reads so that it can be tested with any values.
  *
  * Return: true when the thread has exited: the caller ends it.
@@ -279,10 +301,11 @@ bool vp_sample_account(struct vp_coll *c, struct vp_target *t,
 		       struct vcpuperf_sample *s, u32 counting, u32 exited,
 		       u64 window_ns, u32 flags)
 {
-	u32 mux = 0, min_ppm = VP_PPM, i;
-	bool ran = false, counted = false, gone;
+	u32 mux = 0, min_ppm = VP_PPM, watch, i;
+	bool ran = false, counted = false, pmu_counted = false, gone;
 
 	lockdep_assert_held(&c->lock);
+	watch = vp_watched(t, counting);
 	for (i = 0; i < t->nr_events; i++) {
 		struct vp_counter *ctr = &t->counters[i];
 		struct vp_delta d;
@@ -293,6 +316,8 @@ bool vp_sample_account(struct vp_coll *c, struct vp_target *t,
 		ctr->last = s->counts[i];
 		ran |= d.enabled != 0;
 		counted |= d.running != 0;
+		if (watch & BIT(i))
+			pmu_counted |= d.running != 0;
 		if (d.running && d.running < d.enabled) {
 			bool ovf;
 
@@ -325,17 +350,65 @@ bool vp_sample_account(struct vp_coll *c, struct vp_target *t,
 	if (counted) {
 		t->intervals_with_values++;
 		c->totals.intervals_with_values++;
-		t->ever_counted = true;
 	}
+	if (pmu_counted)
+		t->ever_counted = true;
 	if (!t->first_row_sent)
-		vp_emit_first_row(c, t, counting);
+		vp_emit_first_row(c, t, watch);
 	if (mux && !t->multiplexed_sent)
 		vp_emit_multiplexed(c, t, mux, min_ppm);
-	if (counting && !t->ever_counted && !t->no_counters_sent &&
+	if (watch && !t->ever_counted && !t->no_counters_sent &&
 	    t->intervals_ran >= VCPUPERF_NO_COUNTERS_INTERVALS)
-		vp_emit_no_counters(c, t, counting);
+		vp_emit_no_counters(c, t, watch);
 	if (gone)
 		vp_emit_task_exited(c, t, exited);
+	return gone;
+}
+
+/*
+ * Counters perf has put in error state (a pinned counter that found no
+ * free PMU counter) are left out of the sample: their fields are null,
+ * never a 0 that looks like a thread that did not run.  Returns the
+ * counters that went into that state since the last sample: the caller
+ * reports each once, after the sample (both records use the scratch
+ * buffer).
+ */
+static u32 vp_sample_drop_errors(struct vp_target *t,
+				 struct vcpuperf_sample *s, u32 *counting)
+{
+	u32 newly = 0, i;
+
+	for (i = 0; i < t->nr_events; i++) {
+		struct vp_counter *ctr = &t->counters[i];
+
+		if (!(*counting & BIT(i)))
+			continue;
+		/* Sticky: the thread's exit moves it from error to exit. */
+		if (!ctr->in_error && !vp_counter_in_error(ctr))
+			continue;
+		if (!ctr->in_error)
+			newly |= BIT(i);
+		ctr->in_error = true;
+		memset(&s->counts[i], 0, sizeof(s->counts[i]));
+		*counting &= ~BIT(i);
+	}
+	return newly;
+}
+
+/* Account the sample, then report counters newly in error state. */
+static bool vp_sample_finish(struct vp_coll *c, struct vp_target *t,
+			     struct vcpuperf_sample *s, u32 counting,
+			     u32 exited, u64 window_ns, u32 flags)
+{
+	u32 newly = vp_sample_drop_errors(t, s, &counting);
+	bool gone;
+	u32 i;
+
+	gone = vp_sample_account(c, t, s, counting, exited & counting,
+				 window_ns, flags);
+	for (i = 0; i < t->nr_events; i++)
+		if (newly & BIT(i))
+			vp_emit_unavailable(c, t, i);
 	return gone;
 }
 
@@ -372,8 +445,7 @@ bool vp_sample_values(struct vp_coll *c, struct vp_target *t,
 		counting |= BIT(i);
 		s->counts[i] = vals[i];
 	}
-	return vp_sample_account(c, t, s, counting, exited & counting, window,
-				 flags);
+	return vp_sample_finish(c, t, s, counting, exited, window, flags);
 }
 
 /**
@@ -385,7 +457,8 @@ bool vp_sample_values(struct vp_coll *c, struct vp_target *t,
  * The counters are read from here, back to back (kernel counters cannot
  * be grouped through the exported API): a thread running on another CPU
  * costs one cross-CPU call per counter.  The sample records how long the
- * reads took.  See vp_sample_account() for the rest.
+ * reads took.  A counter in error state is left out and reported once.
+ * See vp_sample_account() for the rest.
  *
  * Return: true when the thread has exited: the caller ends it.
  */
@@ -411,5 +484,5 @@ bool vp_sample_target(struct vp_coll *c, struct vp_target *t, u32 flags)
 			exited |= BIT(i);
 	}
 	t1 = ktime_get_ns();
-	return vp_sample_account(c, t, s, counting, exited, t1 - t0, flags);
+	return vp_sample_finish(c, t, s, counting, exited, t1 - t0, flags);
 }

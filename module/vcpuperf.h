@@ -136,11 +136,14 @@ void vp_ring_stats(struct vp_ring *ring, struct vp_ring_stats *st);
  * struct vp_counter - one (thread, event) counter
  * @event:	the kernel counter, NULL when it could not be created
  * @error:	positive errno of the failed creation, 0 otherwise
+ * @in_error:	perf put the counter in error state (a pinned counter that
+ *		found no free PMU counter); reported once, then left out
  * @last:	cumulative values at the previous read
  */
 struct vp_counter {
 	struct perf_event *event;
 	int error;
+	bool in_error;
 	struct vcpuperf_count last;
 };
 
@@ -427,6 +430,7 @@ void vp_event_read(struct perf_event *event, struct vcpuperf_count *v);
 bool vp_event_exited(struct perf_event *event);
 void vp_counter_release(struct vp_counter *c);
 bool vp_counter_exited(const struct vp_counter *c);
+bool vp_counter_in_error(const struct vp_counter *c);
 const char *vp_counter_state(const struct vp_counter *c);
 
 /* read.c */

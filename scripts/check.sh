@@ -39,6 +39,9 @@ if grep -E 'warning:|error:' "$OUT/build.log" | grep -v 'Skipping BTF'; then
 fi
 make tool
 make -C tests/workload
+make -C tests/pmu
+# The test PMU for the integration tests (tests/pmu; never installed).
+scripts/testpmu.sh "/lib/modules/$KVER/build" tests/pmu W=1 C=1
 
 step "fresh machine: the first make demo in a minimal Debian 12 root (make fresh-test)"
 scripts/fresh-test.sh --out "$OUT/fresh" || fail=1

@@ -23,10 +23,14 @@ kbuild=${bzimage%/arch/x86/boot/bzImage}
 stage=$top/out/debug-kmod
 "$top/scripts/stage-kmod.sh" "$stage"
 make -C "$kbuild" M="$stage" W=1 modules
+# The test PMU of tests/integration/pmu.py, and its modifier probe.
+"$top/scripts/testpmu.sh" "$kbuild" "$top/out/debug-testpmu" W=1
+make -C "$top/tests/pmu"
 
 rm -rf "$out"
 mkdir -p "$out"
 cd "$top"
 VP_MODULE=$stage/vcpuperf.ko VP_KMEMLEAK=1 \
+	VP_TESTPMU=$top/out/debug-testpmu/vp_testpmu.ko \
 	scripts/vm-run.sh --kernel "$bzimage" --mem 2048 --timeout 2400 \
 	--out "$out" -- python3 tests/integration/run.py "$@"

@@ -88,6 +88,7 @@ vm_tests() {
 	rm -rf "$dir/vm"
 	set +e
 	(cd "$top" && VP_MODULE=$dir/kmod/vcpuperf.ko \
+		VP_TESTPMU=$dir/testpmu/vp_testpmu.ko \
 		scripts/vm-run.sh "$@" --smp "$smp" --timeout 1800 \
 		--out "$dir/vm" -- python3 tests/integration/run.py)
 	rc=$?
@@ -99,6 +100,8 @@ vm_tests() {
 	case "$line" in *", 0 failed"*) ;; *) fail=1 ;; esac
 }
 
+# The modifier probe the integration tests run (tests/pmu).
+make -C "$top/tests/pmu" >/dev/null
 mkdir -p "$out"
 rows=()
 fail=0
@@ -138,6 +141,11 @@ while read -r label kver; do
 		else
 			tail -n 30 "$dir/build.log"
 			build="FAILED"
+			fail=1
+		fi
+		# The test PMU of the integration tests, W=1 clean as well.
+		if ! "$top/scripts/testpmu.sh" "$kdir" "$dir/testpmu" W=1; then
+			build="$build; test PMU FAILED"
 			fail=1
 		fi
 	fi
@@ -182,6 +190,11 @@ if [ "${VP_MATRIX_SID:-1}" != 0 ]; then
 		dir=$out/$SID_KVER
 		rm -rf "$dir"
 		mkdir -p "$dir"
+		if ! "$top/scripts/sid-kernel.sh" testpmu "$dir/testpmu" >/dev/null 2>&1; then
+			tail -n 30 "$dir/testpmu/build.log" || true
+			fail=1
+			testpmu_failed=1
+		fi
 		if "$top/scripts/sid-kernel.sh" build "$dir/kmod" >/dev/null 2>&1; then
 			nwarn=$(grep -E 'warning:|error:' "$dir/kmod/build.log" |
 				grep -vc 'Skipping BTF' || true)
@@ -198,6 +211,7 @@ if [ "${VP_MATRIX_SID:-1}" != 0 ]; then
 			build="FAILED"
 			fail=1
 		fi
+		[ -z "${testpmu_failed:-}" ] || build="$build; test PMU FAILED"
 		t1=$(date +%s)
 		if [ "$build" = FAILED ]; then
 			tests="not run"

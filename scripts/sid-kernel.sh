@@ -10,6 +10,10 @@
 #        scripts/sid-kernel.sh build OUTDIR   build vcpuperf.ko (W=1) against
 #                                             sid's headers inside the chroot:
 #                                             OUTDIR/vcpuperf.ko, OUTDIR/build.log
+#        scripts/sid-kernel.sh testpmu OUTDIR build the test PMU (tests/pmu,
+#                                             W=1) the same way:
+#                                             OUTDIR/vp_testpmu.ko, build.log;
+#                                             exit 1 on a warning
 #        scripts/sid-kernel.sh dkms OUTDIR    the DKMS cycle (add, build -k,
 #                                             install -k, vermagic, remove)
 #                                             with sid's dkms inside the chroot
@@ -42,7 +46,7 @@ layout=1
 aptopt="-o Acquire::Check-Valid-Until=false"
 
 [ "$(id -u)" -eq 0 ] || die "needs root (debootstrap, chroot)"
-[ $# -ge 1 ] || die "usage: $0 env | build OUTDIR | dkms OUTDIR"
+[ $# -ge 1 ] || die "usage: $0 env | build OUTDIR | testpmu OUTDIR | dkms OUTDIR"
 cmd=$1
 shift
 
@@ -169,6 +173,26 @@ build)
 	rm -f "$out/vcpuperf.ko"
 	[ $rc -ne 0 ] || cp "$root/build/vcpuperf/vcpuperf.ko" "$out/"
 	rm -rf "$root/build/vcpuperf"
+	exit $rc
+	;;
+testpmu)
+	[ $# -eq 1 ] || die "usage: $0 testpmu OUTDIR"
+	out=$1
+	mkdir -p "$out"
+	s=$root/build/testpmu
+	rm -rf "$s"
+	mkdir -p "$s"
+	cp "$top/tests/pmu/Kbuild" "$top"/tests/pmu/*.c "$s/"
+	mount_proc
+	rc=0
+	in_root make -C "/usr/src/linux-headers-$kver" M=/build/testpmu W=1 modules \
+		>"$out/build.log" 2>&1 || rc=$?
+	rm -f "$out/vp_testpmu.ko"
+	[ $rc -ne 0 ] || cp "$s/vp_testpmu.ko" "$out/"
+	rm -rf "$s"
+	if [ $rc -eq 0 ] && grep -E 'warning:|error:' "$out/build.log" | grep -v 'Skipping BTF'; then
+		rc=1
+	fi
 	exit $rc
 	;;
 dkms)

@@ -81,6 +81,31 @@ static __u32 vc_thread_nr_events(const struct vc_tid *t)
 	return t && t->started ? t->nr_events : VCPUPERF_MAX_EVENTS;
 }
 
+/*
+ * "modifiers_not_applied":{"event name":"G",...}: command keyword
+ * modifiers the kernel would ignore for these events, left out.
+ */
+static void vc_not_applied_events(struct json_writer *w,
+				  const struct vc_tid *t)
+{
+	char letters[VP_NR_MODS + 1];
+	__u32 i;
+
+	json_key(w, "modifiers_not_applied");
+	json_begin(w, '{');
+	for (i = 0; i < t->nr_events; i++) {
+		if (!(t->not_applied & (1U << i)))
+			continue;
+		vc_mod_letters(letters, sizeof(letters),
+			       t->ev[i].mods >> VCPUPERF_MOD_NOT_APPLIED_SHIFT);
+		json_sep(w);
+		vc_event_name(w, t, i);
+		json_put_char(w, ':');
+		json_str(w, letters);
+	}
+	json_end(w, '}');
+}
+
 static void vc_started(const struct vc_jsonl *out,
 		       const struct vcpuperf_rec *rec, const struct vc_tid *t)
 {
@@ -94,6 +119,8 @@ static void vc_started(const struct vc_jsonl *out,
 	vc_key_mask_names(w, "events", t, s->nr_events, ~0U);
 	json_key(w, "interval_ms");
 	json_fixed(w, s->interval_ns, VC_NS_DIGITS_MS);
+	if (t && t->started && t->not_applied)
+		vc_not_applied_events(w, t);
 	vc_event_end(out);
 }
 
@@ -108,7 +135,11 @@ static void vc_unavailable(const struct vc_jsonl *out,
 	/* "event" is the line's own name: the counter's is "counter" */
 	json_key_strn(w, "counter", u->name, VCPUPERF_NAME_LEN);
 	json_key_u64(w, "index", u->event);
-	json_key_str(w, "errno", vp_errno_name(u->error));
+	/* 0: the counter exists, but perf put it in error state */
+	if (u->error)
+		json_key_str(w, "errno", vp_errno_name(u->error));
+	else
+		json_key_null(w, "errno");
 	json_key_s64(w, "error", u->error);
 	json_key_str(w, "reason", vp_cause_name(u->cause));
 	json_key_str(w, "detail", vp_cause_text(u->cause));

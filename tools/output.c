@@ -28,3 +28,23 @@ void vc_jsonl_init(struct vc_jsonl *out, struct json_writer *rows,
 	out->mono_origin = mono_origin;
 	out->raw = raw;
 }
+
+/**
+ * vc_mod_letters() - perf's suffix letters of a set of modifiers
+ * @buf:	output, NUL terminated
+ * @len:	size of @buf (at least VP_NR_MODS + 1)
+ * @mods:	VCPUPERF_MOD_* bits
+ *
+ * Return: the number of letters.
+ */
+size_t vc_mod_letters(char *buf, size_t len, __u32 mods)
+{
+	size_t n = 0;
+	__u32 bit;
+
+	for (bit = 1; bit <= VCPUPERF_MOD_ALL && n + 1 < len; bit <<= 1)
+		if (mods & bit)
+			buf[n++] = vp_mod_letter(bit);
+	buf[n] = '\0';
+	return n;
+}

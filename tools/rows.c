@@ -16,7 +16,12 @@
  * (VC_KEY_SUFFIX_MAX, with the quotes, comma and colon around it).
  */
 #define VC_KEY_SUFFIX_MAX	8
-#define VC_KEY_LEN	(VCPUPERF_NAME_LEN * VC_JSON_ESC_MAX + VC_KEY_SUFFIX_MAX)
+/* Spelled-out guest and host modifiers, and room for them in a name. */
+#define VC_KEY_GUEST		"_guest"
+#define VC_KEY_HOST		"_host"
+#define VC_KEY_MODS_MAX		16
+#define VC_KEY_LEN	((VCPUPERF_NAME_LEN + VC_KEY_MODS_MAX) * \
+			 VC_JSON_ESC_MAX + VC_KEY_SUFFIX_MAX)
 
 /* The keys of a row besides the events', in the order rows have them. */
 enum vc_row_key {
@@ -38,6 +43,7 @@ enum vc_row_key {
 	VC_ROW_MULTIPLEXED,
 	VC_ROW_READ_WINDOW,
 	VC_ROW_LATE,
+	VC_ROW_NOT_APPLIED,
 	VC_ROW_RAW,
 	VC_NR_ROW_KEYS
 };
@@ -69,6 +75,7 @@ static const struct {
 	[VC_ROW_MULTIPLEXED] = VC_ROW_KEY(",\"multiplexed\":"),
 	[VC_ROW_READ_WINDOW] = VC_ROW_KEY(",\"read_window_ns\":"),
 	[VC_ROW_LATE] = VC_ROW_KEY(",\"late_ns\":"),
+	[VC_ROW_NOT_APPLIED] = VC_ROW_KEY(",\"modifiers_not_applied\":"),
 	[VC_ROW_RAW] = VC_ROW_KEY(",\"raw\":"),
 };
 
@@ -100,17 +107,83 @@ static bool vc_key_taken(const struct vc_row_keys *k, __u32 n,
 	return false;
 }
 
+/*
+ * The length of the name without a modifier suffix (":uG"): letters that
+ * are all modifiers of the event; 0 if the name has no such suffix.
+ */
+static size_t vc_mod_suffix(const struct vcpuperf_event_desc *ev,
+			    size_t len)
+{
+	static const char letters[] = "ukGHD";	/* VCPUPERF_MOD_* order */
+	const char *colon = NULL;
+	size_t i;
+
+	for (i = len; i > 0; i--) {
+		if (ev->name[i - 1] == ':') {
+			colon = ev->name + i - 1;
+			break;
+		}
+	}
+	if (!colon || colon + 1 == ev->name + len)
+		return 0;
+	for (i = colon + 1 - ev->name; i < len; i++) {
+		const char *m = strchr(letters, ev->name[i]);
+
+		if (!m || !(ev->mods & (1U << (m - letters))))
+			return 0;
+	}
+	return colon - ev->name;
+}
+
+/*
+ * The name an event's key is made of: the guest and host modifiers are
+ * spelled out (cycles:G is "cycles_guest", cycles:uH "cycles_u_host": a
+ * key that differs from another by the case of one letter is easy to
+ * misread).  Returns its length.
+ */
+static size_t vc_key_name(char *name, const struct vcpuperf_event_desc *ev)
+{
+	size_t len = strnlen(ev->name, VCPUPERF_NAME_LEN);
+	size_t suffix, nmods, o, i;
+	const char *mods;
+	bool guest, host;
+
+	memcpy(name, ev->name, len);
+	suffix = vc_mod_suffix(ev, len);
+	if (!suffix)
+		return len;
+	mods = ev->name + suffix + 1;
+	nmods = len - suffix - 1;
+	o = suffix;
+	guest = memchr(mods, 'G', nmods);
+	host = memchr(mods, 'H', nmods);
+	if (nmods > (size_t)(guest + host)) {
+		name[o++] = '_';
+		for (i = 0; i < nmods; i++)
+			if (mods[i] != 'G' && mods[i] != 'H')
+				name[o++] = mods[i];
+	}
+	if (guest) {
+		memcpy(name + o, VC_KEY_GUEST, sizeof(VC_KEY_GUEST) - 1);
+		o += sizeof(VC_KEY_GUEST) - 1;
+	}
+	if (host) {
+		memcpy(name + o, VC_KEY_HOST, sizeof(VC_KEY_HOST) - 1);
+		o += sizeof(VC_KEY_HOST) - 1;
+	}
+	return o;
+}
+
 /* The key of event @n: its name with - and : made _, unique in the row. */
 static void vc_make_key(struct vc_row_keys *k, const struct vc_tid *t,
 			__u32 n)
 {
-	char name[VCPUPERF_NAME_LEN + VC_KEY_SUFFIX_MAX];
+	char name[VCPUPERF_NAME_LEN + VC_KEY_MODS_MAX];
 	char esc[VC_KEY_LEN];
 	size_t len, base, i;
 	int dup = 1;
 
-	len = strnlen(t->ev[n].name, VCPUPERF_NAME_LEN);
-	memcpy(name, t->ev[n].name, len);
+	len = vc_key_name(name, &t->ev[n]);
 	for (i = 0; i < len; i++)
 		if (name[i] == '-' || name[i] == ':')
 			name[i] = '_';
@@ -173,6 +246,32 @@ void vc_row_thread_free(struct vc_sink *sink, void *data)
 static void vc_put_key(struct json_writer *w, enum vc_row_key key)
 {
 	json_put(w, vc_row_keys[key].text, vc_row_keys[key].len);
+}
+
+/*
+ * "modifiers_not_applied":{"key":"G",...}: command keyword modifiers the
+ * kernel would ignore for these events, left out (rare: not a hot path).
+ */
+static void vc_not_applied(struct json_writer *w, const struct vc_tid *t,
+			   const struct vc_row_keys *k)
+{
+	char letters[VP_NR_MODS + 1];
+	bool first = true;
+	__u32 i;
+
+	vc_put_key(w, VC_ROW_NOT_APPLIED);
+	json_put_char(w, '{');
+	for (i = 0; i < t->nr_events; i++) {
+		if (!(t->not_applied & (1U << i)))
+			continue;
+		/* the event's key, without its leading comma the first time */
+		json_put(w, k->key[i] + first, k->len[i] - first);
+		first = false;
+		vc_mod_letters(letters, sizeof(letters),
+			       t->ev[i].mods >> VCPUPERF_MOD_NOT_APPLIED_SHIFT);
+		json_str(w, letters);
+	}
+	json_put_char(w, '}');
 }
 
 static void vc_opt_u64(struct json_writer *w, bool have, __u64 v)
@@ -307,6 +406,8 @@ void vc_write_row(struct vc_sink *sink, const struct vc_tid *t,
 	vc_opt_u64(w, row->s->grid_ns && row->s->rec.t_mono_ns >=
 		   row->s->grid_ns,
 		   row->s->rec.t_mono_ns - row->s->grid_ns);
+	if (t->not_applied)
+		vc_not_applied(w, t, k);
 	if (out->raw)
 		vc_raw(w, t, row->s);
 	json_put_lit(w, "}\n");

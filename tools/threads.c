@@ -189,9 +189,12 @@ static void vc_thread_reset(struct vc_tid *t, const struct vcpuperf_started *s)
 	t->have_prev_t = false;
 	t->prev_t_mono = 0;
 	t->rows = 0;
+	t->not_applied = 0;
 	for (i = 0; i < s->nr_events; i++) {
 		t->ev[i] = s->events[i];
 		t->ev[i].name[VCPUPERF_NAME_LEN - 1] = '\0';
+		if (t->ev[i].mods >> VCPUPERF_MOD_NOT_APPLIED_SHIFT)
+			t->not_applied |= 1U << i;
 	}
 	vc_pick_pair(t, PERF_COUNT_HW_INSTRUCTIONS, PERF_COUNT_HW_CPU_CYCLES,
 		     &t->i_insns, &t->i_cycles);

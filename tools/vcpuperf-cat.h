@@ -165,6 +165,8 @@ void json_key_double(struct json_writer *w, const char *key, double v);
  * @i_refs:	index of cache-references, -1 if none
  * @i_misses:	index of cache-misses, -1 if none
  * @rows:	rows written for this thread since its started record
+ * @not_applied: events whose command keyword modifiers were left out,
+ *		because the kernel would ignore them (bit i)
  * @sink_data:	the sink's own data for this thread (from its thread_start)
  *
  * Only threads.c changes these fields; the sink gets them read-only.
@@ -187,6 +189,7 @@ struct vc_tid {
 	int i_refs;
 	int i_misses;
 	__u64 rows;
+	__u32 not_applied;
 	void *sink_data;
 };
 
@@ -333,6 +336,8 @@ int vc_dec_commit(struct vc_decoder *d, size_t n);
 int vc_dec_end(struct vc_decoder *d);
 
 /* ---- output.c, rows.c, lifecycle.c: the JSONL sink -------------------- */
+
+size_t vc_mod_letters(char *buf, size_t len, __u32 mods);
 
 /**
  * struct vc_jsonl - the sink that writes JSONL

@@ -133,7 +133,7 @@ enum vcpuperf_read_mode {
 /* Length of a rejected command's reason, NUL included. */
 #define VCPUPERF_ERR_LEN	160
 
-/* Intervals in which a thread ran but no counter ever counted. */
+/* Intervals in which a thread ran but no (PMU) counter ever counted. */
 #define VCPUPERF_NO_COUNTERS_INTERVALS	10
 
 #define VCPUPERF_NO_VCPU	(-1)
@@ -168,6 +168,14 @@ enum vcpuperf_target_kind {
 #define VCPUPERF_MOD_HOST	(1U << 3)	/* H: exclude_guest */
 #define VCPUPERF_MOD_PINNED	(1U << 4)	/* D: pinned */
 #define VCPUPERF_MOD_ALL	0x1fU
+/*
+ * vcpuperf_event_desc.mods also carries, shifted by this, the modifiers
+ * given as command keywords (user_only, kernel_only, guest_only,
+ * host_only) that the kernel would ignore for this event's class: they
+ * are not applied, and the started record says so.  The same modifier
+ * given as an event suffix (task-clock:u) is refused with -EINVAL.
+ */
+#define VCPUPERF_MOD_NOT_APPLIED_SHIFT	8
 
 /* Why a counter is not counting (vcpuperf_unavailable.cause). */
 enum vcpuperf_cause {
@@ -181,6 +189,7 @@ enum vcpuperf_cause {
 	VCPUPERF_CAUSE_BUSY,		/* EBUSY: counter in exclusive use */
 	VCPUPERF_CAUSE_NO_MEMORY,	/* ENOMEM */
 	VCPUPERF_CAUSE_NEVER_COUNTED,	/* no_counters: ran, never on PMU */
+	VCPUPERF_CAUSE_PINNED_NO_SLOT,	/* pinned counter found no PMU slot */
 	VCPUPERF_CAUSE_MAX,
 };
 
@@ -295,7 +304,8 @@ struct vcpuperf_sample {
  * struct vcpuperf_event_desc - an event as it was configured
  * @name:	event name as given (perf spelling), NUL terminated
  * @type:	perf_event_attr.type
- * @mods:	VCPUPERF_MOD_* actually applied to the attr
+ * @mods:	VCPUPERF_MOD_* actually applied to the attr; above
+ *		VCPUPERF_MOD_NOT_APPLIED_SHIFT the keyword modifiers left out
  * @config:	perf_event_attr.config
  */
 struct vcpuperf_event_desc {
@@ -326,11 +336,16 @@ struct vcpuperf_started {
 };
 
 /**
- * struct vcpuperf_unavailable - a counter could not be created
+ * struct vcpuperf_unavailable - a counter could not be created or stopped
+ *	counting for good
  * @rec:	common header
  * @id:		thread identity
  * @event:	index of the event in the started record
- * @error:	positive errno returned by perf_event_create_kernel_counter()
+ * @error:	positive errno returned by perf_event_create_kernel_counter(),
+ *		or 0 for a counter that exists but that perf put in error
+ *		state (a pinned counter that found no free PMU counter): it
+ *		counts no more, and its bit is clear in later samples'
+ *		counting_mask
  * @cause:	enum vcpuperf_cause, the likely reason
  * @reserved:	zero
  * @name:	event name
@@ -349,9 +364,12 @@ struct vcpuperf_unavailable {
  * struct vcpuperf_first_row - the first sample of a thread was queued
  * @rec:	common header
  * @id:		thread identity
- * @counters_populated: 1 when at least one counter had counted
- * @populated_mask: bit i set when counter i had time_running > 0
- * @counting_mask: counters that exist
+ * @counters_populated: 1 when at least one watched counter had counted
+ * @populated_mask: watched counters that had time_running > 0 (the
+ *		watched counters are the PMU counters when the thread has
+ *		any, else all: software events always count while a thread
+ *		runs and would hide a PMU that never does)
+ * @counting_mask: watched counters that exist
  * @nr_events:	events configured
  */
 struct vcpuperf_first_row {
@@ -384,7 +402,8 @@ struct vcpuperf_multiplexed {
  * @intervals_seen: intervals observed so far
  * @intervals_ran: intervals in which the thread ran
  * @cause:	VCPUPERF_CAUSE_NEVER_COUNTED
- * @counting_mask: counters that exist (and never counted)
+ * @counting_mask: watched counters that exist (and never counted; see
+ *		struct vcpuperf_first_row)
  */
 struct vcpuperf_no_counters {
 	struct vcpuperf_rec rec;

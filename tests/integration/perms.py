@@ -310,7 +310,7 @@ def kthreads():
             continue
         comm = s[s.index("(") + 1:s.rindex(")")]
         ppid = int(s.rsplit(")", 1)[1].split()[1])
-        if (ppid == 2 or d == "2") and comm != "vcpuperf":
+        if (ppid == 2 or d == "2") and not comm.startswith("vcpuperf/"):
             out[int(d)] = comm
     return out
 

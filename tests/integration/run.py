@@ -607,6 +607,10 @@ TESTS.extend(vpcoll.TESTS)
 # Running threads reading themselves: tests/integration/vpself.py.
 import vpself  # noqa: E402
 TESTS.extend(vpself.TESTS)
+# Multiplexing, never-counted counters and modifier honesty with the test
+# PMU (tests/pmu, $VP_TESTPMU): tests/integration/pmu.py.
+import pmu  # noqa: E402
+TESTS.extend(pmu.TESTS)
 
 
 def expect_oserror(fn, want, what):

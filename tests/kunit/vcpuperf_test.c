@@ -225,9 +225,9 @@ static const struct vpk_valid_cmd vpk_valid_cmds[] = {
 	{ "attach qemu=1234 guest_only", VP_OP_ATTACH, VCPUPERF_TARGET_QEMU, 1,
 	  1234, 1234, VP_NR_DEFAULT_EVENTS, false, VCPUPERF_MOD_GUEST,
 	  VCPUPERF_MOD_GUEST, "cycles" },
-	{ "attach events=task-clock:u pinned tid=3", VP_OP_ATTACH,
+	{ "attach events=page-faults:u pinned tid=3", VP_OP_ATTACH,
 	  VCPUPERF_TARGET_TID, 1, 3, 3, 1, true, VCPUPERF_MOD_PINNED,
-	  VCPUPERF_MOD_USER | VCPUPERF_MOD_PINNED, "task-clock:u" },
+	  VCPUPERF_MOD_USER | VCPUPERF_MOD_PINNED, "page-faults:u" },
 	{ "attach tid=5 host_only kernel_only events=r1a8:k", VP_OP_ATTACH,
 	  VCPUPERF_TARGET_TID, 1, 5, 5, 1, true,
 	  VCPUPERF_MOD_HOST | VCPUPERF_MOD_KERNEL,
@@ -235,8 +235,15 @@ static const struct vpk_valid_cmd vpk_valid_cmds[] = {
 	{ "attach tid=6 user_only guest_only pinned events=sched:sched_switch,4:0x10",
 	  VP_OP_ATTACH, VCPUPERF_TARGET_TID, 1, 6, 6, 2, true,
 	  VCPUPERF_MOD_USER | VCPUPERF_MOD_GUEST | VCPUPERF_MOD_PINNED,
-	  VCPUPERF_MOD_USER | VCPUPERF_MOD_GUEST | VCPUPERF_MOD_PINNED,
+	  /* a tracepoint ignores G: the keyword is left out, and said so */
+	  VCPUPERF_MOD_USER | VCPUPERF_MOD_PINNED |
+	  (VCPUPERF_MOD_GUEST << VCPUPERF_MOD_NOT_APPLIED_SHIFT),
 	  "sched:sched_switch" },
+	{ "attach tid=7 kernel_only events=task-clock,page-faults",
+	  VP_OP_ATTACH, VCPUPERF_TARGET_TID, 1, 7, 7, 2, true,
+	  VCPUPERF_MOD_KERNEL,
+	  VCPUPERF_MOD_KERNEL << VCPUPERF_MOD_NOT_APPLIED_SHIFT,
+	  "task-clock" },
 	{ "detach tid=4,5", VP_OP_DETACH, VCPUPERF_TARGET_TID, 2, 4, 5 },
 	{ "detach pid=3", VP_OP_DETACH, VCPUPERF_TARGET_PID, 1, 3, 3 },
 	{ "detach qemu=3\n", VP_OP_DETACH, VCPUPERF_TARGET_QEMU, 1, 3, 3 },
@@ -293,11 +300,24 @@ static void vpk_parse_cmd_valid(struct kunit *test)
 				KUNIT_EXPECT_STREQ_MSG(test,
 						       cmd->events[0].desc.name,
 						       v->ev0, "'%s'", v->s);
-			/* Keyword modifiers reach every event. */
-			for (e = 0; e < cmd->nr_events; e++)
-				KUNIT_EXPECT_EQ_MSG(test, cmd->events[e].desc.mods &
-						    v->mods, v->mods,
+			/*
+			 * Keyword modifiers reach every event, but for one
+			 * whose kernel code would ignore them: there they
+			 * are recorded as left out.
+			 */
+			for (e = 0; e < cmd->nr_events; e++) {
+				const struct vcpuperf_event_desc *d =
+					&cmd->events[e].desc;
+				u32 ign = vp_ignored_mods(d->type, d->config);
+
+				KUNIT_EXPECT_EQ_MSG(test, d->mods & v->mods &
+						    ~ign, v->mods & ~ign,
 						    "'%s' event %u", v->s, e);
+				KUNIT_EXPECT_EQ_MSG(test, d->mods >>
+						    VCPUPERF_MOD_NOT_APPLIED_SHIFT,
+						    v->mods & ign,
+						    "'%s' event %u", v->s, e);
+			}
 		}
 	}
 }
@@ -440,6 +460,14 @@ static const struct vpk_bad_cmd vpk_bad_cmds[] = {
 	{ "attach tid=1 pinned pinned", -EINVAL },
 	{ "attach tid=1 events=cycles:u kernel_only", -EINVAL },
 	{ "attach tid=1 events=cycles:G host_only", -EINVAL },
+	/* modifiers the kernel would ignore (tests/pmu/modprobe_honour) */
+	{ "attach tid=1 events=task-clock:u", -EINVAL },
+	{ "attach tid=1 events=cpu-clock:k", -EINVAL },
+	{ "attach tid=1 events=1:1:u", -EINVAL },
+	{ "attach tid=1 events=page-faults:G", -EINVAL },
+	{ "attach tid=1 events=cs:H", -EINVAL },
+	{ "attach tid=1 events=sched:sched_switch:k", -EINVAL },
+	{ "attach tid=1 events=sched:sched_switch:G", -EINVAL },
 	{ "attach tid=1 verbose", -EINVAL },
 	{ "attach tid=1\nstop", -EINVAL },
 	{ "attach tid=1\n\n", -EINVAL },
@@ -1747,7 +1775,7 @@ static void vpk_control_attach_detach(struct kunit *test)
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, out);
 
 	n = scnprintf(cmd, sizeof(cmd),
-		      "attach tid=%d events=task-clock:G,cs,cycles:G",
+		      "attach tid=%d events=task-clock,cs,cycles guest_only",
 		      task_pid_nr(w->task));
 	KUNIT_ASSERT_EQ_MSG(test, vp_control_apply(vp, cmd, n), 0, "%s",
 			    vp->last_error);
@@ -1786,8 +1814,10 @@ static void vpk_control_attach_detach(struct kunit *test)
 			KUNIT_EXPECT_EQ(test, s->nr_events, 3U);
 			KUNIT_EXPECT_EQ(test, s->kind,
 					(u32)VCPUPERF_TARGET_TID);
-			/* G dropped from the software events only */
-			KUNIT_EXPECT_EQ(test, s->events[0].mods, 0U);
+			/* G left out of the software events only */
+			KUNIT_EXPECT_EQ(test, s->events[0].mods,
+					VCPUPERF_MOD_GUEST <<
+					VCPUPERF_MOD_NOT_APPLIED_SHIFT);
 			KUNIT_EXPECT_EQ(test, s->events[2].mods,
 					VCPUPERF_MOD_GUEST);
 		} else if (r->type == VCPUPERF_REC_UNAVAILABLE) {
@@ -1810,7 +1840,7 @@ static void vpk_control_attach_detach(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, off, got);
 	KUNIT_EXPECT_TRUE(test, saw_started);
 	KUNIT_EXPECT_TRUE(test, saw_detached);
-	/* cycles:G is unavailable unless this machine has a PMU */
+	/* cycles (guest_only) is unavailable unless the machine has a PMU */
 	if (!saw_unavail)
 		kunit_info(test, "cycles counted: the machine has a PMU");
 	KUNIT_EXPECT_TRUE(test, vp_ring_eof(&vp->ring));
@@ -1870,7 +1900,8 @@ static struct vp_target *vpk_fake_target(struct kunit *test, u32 tid,
  * The lifecycle state machine, fed values no PMU-less VM can produce:
  * first_row, multiplexed once, no_counters after exactly
  * VCPUPERF_NO_COUNTERS_INTERVALS intervals in which the thread ran,
- * never for a thread that did not run, and task_exited with final counts.
+ * never for a thread that did not run, not hidden by a software event
+ * that counts, and task_exited with final counts.
  */
 static void vpk_lifecycle(struct kunit *test)
 {
@@ -1881,7 +1912,7 @@ static void vpk_lifecycle(struct kunit *test)
 	const struct vcpuperf_task_exited *te;
 	const struct vcpuperf_no_counters *nc;
 	const struct vcpuperf_sample *smp;
-	struct vp_target *t, *t2, *t3;
+	struct vp_target *t, *t2, *t3, *t4;
 	u64 v[6];
 	u8 *buf;
 	int n, i;
@@ -1994,6 +2025,41 @@ static void vpk_lifecycle(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, n, i == 1 ? 2 : 1);
 	}
 	KUNIT_EXPECT_EQ(test, t3->intervals_ran, 0ULL);
+
+	/*
+	 * A PMU counter that never gets on while a software event of the
+	 * same thread counts: the software event does not hide it.
+	 */
+	t4 = vpk_fake_target(test, 45, 2);
+	t4->events[0].type = PERF_TYPE_HARDWARE;
+	t4->events[1].type = PERF_TYPE_SOFTWARE;
+	for (i = 1; i <= VCPUPERF_NO_COUNTERS_INTERVALS; i++) {
+		v[0] = 0;
+		v[1] = 1000ULL * i;
+		v[2] = 0;
+		v[3] = 7ULL * i;
+		v[4] = 1000ULL * i;
+		v[5] = 1000ULL * i;
+		vpk_feed(vp, t4, v, 0x3, 0);
+		n = vpk_drain(test, vp, buf, 64 * 1024, r);
+		if (i == 1) {
+			KUNIT_ASSERT_EQ(test, n, 2);
+			fr = (const void *)r[1];
+			KUNIT_EXPECT_EQ(test, fr->counters_populated, 0U);
+			KUNIT_EXPECT_EQ(test, fr->populated_mask, 0U);
+			KUNIT_EXPECT_EQ(test, fr->counting_mask, 0x1U);
+		} else if (i == VCPUPERF_NO_COUNTERS_INTERVALS) {
+			KUNIT_ASSERT_EQ(test, n, 2);
+			KUNIT_EXPECT_EQ(test, r[1]->type,
+					VCPUPERF_REC_NO_COUNTERS);
+			nc = (const void *)r[1];
+			KUNIT_EXPECT_EQ(test, nc->counting_mask, 0x1U);
+		} else {
+			KUNIT_EXPECT_EQ(test, n, 1);
+		}
+	}
+	KUNIT_EXPECT_EQ(test, t4->intervals_with_values,
+			(u64)VCPUPERF_NO_COUNTERS_INTERVALS);
 	mutex_unlock(&vp->lock);
 }
 

@@ -403,8 +403,47 @@ class TestRows(ToolCase):
         self.replay(s)
         self.assertEqual(self.rows[0]["cycles_u"], 400)
         self.assertIsNone(self.rows[0]["ipc"])
-        self.assertEqual(self.rows[1]["instructions_G"], 100)
+        self.assertEqual(self.rows[1]["instructions_guest"], 100)
         self.assertAlmostEqual(self.rows[1]["ipc"], 0.25)
+
+    def test_guest_host_keys_in_words(self):
+        """G and H are spelled out in keys; other modifier letters stay."""
+        s = Stream()
+        s.started(7, events=[("cycles:G", HW, MOD_G, HW_CYCLES),
+                             ("cycles:H", HW, MOD_H, HW_CYCLES),
+                             ("cycles:uG", HW, MOD_U | MOD_G, HW_CYCLES),
+                             ("cycles:D", HW, MOD_D, HW_CYCLES),
+                             ("sched:G", 2, 0, 5)])
+        s.sample(7, [(1, 10, 10)] * 5)
+        self.replay(s)
+        r = self.rows[0]
+        for k in ("cycles_guest", "cycles_host", "cycles_u_guest",
+                  "cycles_D", "sched_G"):
+            self.assertIn(k, r)
+
+    def test_keywords_not_applied_flagged(self):
+        """Keyword modifiers the kernel would ignore for an event are in
+        perf_started and in every row, under modifiers_not_applied."""
+        s = Stream()
+        s.started(7, events=[("cycles", HW, MOD_G, HW_CYCLES),
+                             ("page-faults", SW, MOD_G << 8,
+                              SW_PAGE_FAULTS)])
+        s.sample(7, [(1, 10, 10), (2, 10, 10)])
+        s.sample(7, [(3, 20, 20), (4, 20, 20)])
+        self.replay(s)
+        st = [e for e in self.events if e["event"] == "perf_started"][0]
+        self.assertEqual(st["modifiers_not_applied"], {"page-faults": "G"})
+        for r in self.rows:
+            self.assertEqual(r["modifiers_not_applied"], {"page_faults": "G"})
+
+    def test_unavailable_error_state_errno_null(self):
+        s = Stream()
+        s.started(7, events=[("cycles:D", HW, MOD_D, HW_CYCLES)])
+        s.unavailable(7, 0, "cycles:D", 0, 10)
+        self.replay(s)
+        u = [e for e in self.events if e["event"] == "perf_unavailable"][0]
+        self.assertIsNone(u["errno"])
+        self.assertEqual(u["reason"], "pinned_no_slot")
 
     def test_tracepoint_key_and_novcpu(self):
         s = Stream()
