@@ -37,6 +37,7 @@ static void vp_sample_pass(struct vp_coll *c)
 			vp_target_end(c, t, VCPUPERF_DETACH_EXITED);
 		cond_resched();
 	}
+	vp_proc_sample_all(c);
 	vp_ring_defer_wake(&c->ring, false);
 	c->passes++;
 }
