@@ -604,6 +604,10 @@ TESTS.extend(perms.TESTS)
 import vpcoll  # noqa: E402
 TESTS.extend(vpcoll.TESTS)
 
+# VM identity and whole-VM totals: tests/integration/vpvm.py.
+import vpvm  # noqa: E402
+TESTS.extend(vpvm.TESTS)
+
 
 def expect_oserror(fn, want, what):
     try:
