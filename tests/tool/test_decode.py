@@ -339,6 +339,57 @@ class TestProcess(ToolCase):
         self.assertFalse(os.path.exists(path + ".tmp"))
 
 
+class TestStatusLine(ToolCase):
+    """The live status line: on standard error when it is a terminal (a
+    pty here), never with -q, never when it is a pipe."""
+
+    def stream(self):
+        s = Stream()
+        s.started(7)
+        for i in range(3):
+            s.sample(7, [(i, i, i)] * 8)
+        first = s.skip(2)
+        s.dropped(2, first, 2)
+        s.sample(7, [(9, 9, 9)] * 8)
+        return s
+
+    def run_pty(self, *extra):
+        import pty
+        src = self.path("s.bin")
+        with open(src, "wb") as f:
+            f.write(self.stream().bytes())
+        master, slave = pty.openpty()
+        p = subprocess.Popen([TOOL, "--replay", src, "-o",
+                              self.path("o.jsonl")] + list(extra),
+                             stderr=slave, stdout=subprocess.DEVNULL)
+        os.close(slave)
+        out = b""
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:         # EIO: the tool closed its side
+                break
+            if not chunk:
+                break
+            out += chunk
+        os.close(master)
+        self.assertEqual(p.wait(timeout=30), 0)
+        return out.decode(errors="replace")
+
+    def test_terminal_shows_status(self):
+        out = self.run_pty()
+        self.assertIn("vcpuperf-cat: 4 rows, 0 per-VM rows, 2 dropped", out)
+        self.assertIn("\r", out)
+
+    def test_quiet(self):
+        self.assertEqual(self.run_pty("-q"), "")
+
+    def test_pipe_never(self):
+        self.assertEqual(self.replay(self.stream()), 0, self.err)
+        self.assertNotIn("rows,", self.err)
+        self.assertNotIn("\r", self.err)
+
+
 class TestHeader(ToolCase):
     def test_bad_magic(self):
         s = Stream(magic=0x12345678)
