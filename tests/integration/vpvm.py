@@ -132,7 +132,9 @@ def per_vm_totals_match_proc():
     check(-2 * TICK_NS - MS - exited * 2 * MS <= tc - otc <= 2 * TICK_NS + MS,
           "per-VM task_clock %d ns vs utime+stime %d ns (%d threads "
           "exited)" % (tc, otc, exited))
-    check(pf - tpf >= spawn * spawn_pages,
+    # a pass can catch a short-lived thread alive (it then has rows for
+    # what it did after): most of their faults are in no thread's rows
+    check(pf - tpf >= spawn * spawn_pages // 2,
           "per-thread rows saw the short-lived threads? %d vs %d" % (tpf, pf))
     starts = c.events("perf_process_started")
     check(len(starts) == 1 and starts[0]["vm"] == "vm1" and
