@@ -186,7 +186,9 @@ static struct vc_series *vc_prom_series(struct vc_prom *pr,
 		return NULL;
 	*s = *key;
 	s->next = NULL;
-	s->value = s->enabled = s->running = 0;
+	s->value = 0;
+	s->enabled = 0;
+	s->running = 0;
 	*tail = s;
 	return s;
 }
@@ -343,10 +345,14 @@ static void vc_prom_name(char *buf, size_t len, const struct vc_series *s,
 }
 
 static const char *const vc_prom_help[] = {
-	[VC_PROM_COUNT] = "counted by vcpuperf since the collection began, raw (multiply by time_enabled/time_running to scale)",
-	[VC_PROM_ENABLED] = "time the counters of the series were enabled, summed over its threads",
-	[VC_PROM_RUNNING] = "time the counters of the series were on the PMU, summed over its threads",
-	[VC_PROM_RATIO] = "time_running / time_enabled since the collection began (1: never multiplexed; NaN: never enabled)",
+	[VC_PROM_COUNT] = "counted by vcpuperf since the collection began, "
+			  "raw (multiply by time_enabled/time_running to scale)",
+	[VC_PROM_ENABLED] = "time the counters of the series were enabled, "
+			    "summed over its threads",
+	[VC_PROM_RUNNING] = "time the counters of the series were on the PMU, "
+			    "summed over its threads",
+	[VC_PROM_RATIO] = "time_running / time_enabled since the collection "
+			  "began (1: never multiplexed; NaN: never enabled)",
 };
 
 /* One sample line of family @what for series @s. */
