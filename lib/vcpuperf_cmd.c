@@ -202,6 +202,67 @@ static const char *vp_mod_word(__u32 mod)
 	return "?";
 }
 
+/* The attach words that are not event modifiers, in build order. */
+static const struct {
+	const char *word;
+	__u32 flag;
+} vp_flag_words[] = {
+	{ "process_totals", VCPUPERF_ATTACH_PROCESS_TOTALS },
+	{ "all_threads", VCPUPERF_ATTACH_ALL_THREADS },
+};
+
+/**
+ * vp_attach_flag_word() - the attach word of one VCPUPERF_ATTACH_* flag
+ * @flag:	one flag
+ *
+ * Return: the word, or "?" for none.
+ */
+const char *vp_attach_flag_word(__u32 flag)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(vp_flag_words); i++)
+		if (vp_flag_words[i].flag == flag)
+			return vp_flag_words[i].word;
+	return "?";
+}
+
+/* An attach flag word: at most once; 1 when @tok is none. */
+static int vp_parse_flag_word(const struct vp_token *tok, struct vp_cmd *cmd,
+			      char *err, size_t errlen)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(vp_flag_words); i++) {
+		if (!vp_tok_is(tok, vp_flag_words[i].word))
+			continue;
+		if (cmd->flags & vp_flag_words[i].flag) {
+			snprintf(err, errlen, "%s given twice",
+				 vp_flag_words[i].word);
+			return -EINVAL;
+		}
+		cmd->flags |= vp_flag_words[i].flag;
+		return 0;
+	}
+	return 1;
+}
+
+/* Flags that the target kind does not take. */
+static int vp_check_flags(const struct vp_cmd *cmd, char *err, size_t errlen)
+{
+	if ((cmd->flags & VCPUPERF_ATTACH_PROCESS_TOTALS) &&
+	    cmd->kind == VCPUPERF_TARGET_TID) {
+		snprintf(err, errlen, "process_totals needs pid= or qemu=");
+		return -EINVAL;
+	}
+	if ((cmd->flags & VCPUPERF_ATTACH_ALL_THREADS) &&
+	    cmd->kind != VCPUPERF_TARGET_QEMU) {
+		snprintf(err, errlen, "all_threads needs qemu=");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* events=LIST: at most once per command. */
 static int vp_parse_events_arg(const struct vp_token *val, struct vp_cmd *cmd,
 			       char *err, size_t errlen)
@@ -246,6 +307,9 @@ static int vp_parse_attach_arg(const struct vp_token *tok, struct vp_cmd *cmd,
 		return ret;
 	if (vp_tok_key(tok, "events", &val))
 		return vp_parse_events_arg(&val, cmd, err, errlen);
+	ret = vp_parse_flag_word(tok, cmd, err, errlen);
+	if (ret <= 0)
+		return ret;
 	return vp_parse_mod_word(tok, cmd, err, errlen);
 }
 
@@ -320,6 +384,9 @@ static int vp_parse_attach(const char *buf, size_t len, size_t pos,
 		snprintf(err, errlen, "attach needs tid=, pid= or qemu=");
 		return -EINVAL;
 	}
+	ret = vp_check_flags(cmd, err, errlen);
+	if (ret)
+		return ret;
 	clash = vp_mods_conflict(cmd->mods);
 	if (clash) {
 		__u32 second = clash & (clash - 1);
@@ -662,4 +729,27 @@ int vp_build_attach(char *buf, size_t len, enum vcpuperf_target_kind kind,
 			n += (size_t)snprintf(buf + n, len - n, " %s",
 					      vp_mod_words[i].word);
 	return n < len ? (int)n : -E2BIG;
+}
+
+/**
+ * vp_build_attach_flags() - append attach flag words to an attach command
+ * @buf:	the command vp_build_attach() wrote, NUL terminated
+ * @len:	size of @buf
+ * @n:		its length, as vp_build_attach() returned it
+ * @flags:	VCPUPERF_ATTACH_* to append as words (process_totals ...)
+ *
+ * Return: the new length, or -E2BIG when it does not fit.
+ */
+int vp_build_attach_flags(char *buf, size_t len, int n, __u32 flags)
+{
+	size_t m, i;
+
+	if (n < 0)
+		return n;
+	m = (size_t)n;
+	for (i = 0; i < ARRAY_SIZE(vp_flag_words); i++)
+		if ((flags & vp_flag_words[i].flag) && m < len)
+			m += (size_t)snprintf(buf + m, len - m, " %s",
+					      vp_flag_words[i].word);
+	return m < len ? (int)m : -E2BIG;
 }

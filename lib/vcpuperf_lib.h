@@ -59,6 +59,7 @@ struct vp_event_spec {
  * @nr_events:	events in @events (the default set when none were given)
  * @events_given: events= was present
  * @mods:	modifiers given as keywords, applied to every event
+ * @flags:	VCPUPERF_ATTACH_* words given (process_totals, all_threads)
  * @interval_ns: for VP_OP_INTERVAL
  * @ring_kb:	for VP_OP_RING
  * @read_mode:	enum vcpuperf_read_mode, for VP_OP_READ
@@ -72,6 +73,7 @@ struct vp_cmd {
 	__u32 nr_events;
 	bool events_given;
 	__u32 mods;
+	__u32 flags;
 	__u64 interval_ns;
 	__u32 ring_kb;
 	__u32 read_mode;
@@ -112,6 +114,10 @@ int vp_parse_cmd(const char *buf, size_t len, struct vp_cmd *cmd,
 		 char *err, size_t errlen);
 int vp_build_attach(char *buf, size_t len, enum vcpuperf_target_kind kind,
 		    const char *ids, const char *events, __u32 mods);
+int vp_build_attach_flags(char *buf, size_t len, int n, __u32 flags);
+const char *vp_attach_flag_word(__u32 flag);
+void vp_qemu_identity(const char *args, size_t len, char *vm, size_t vmlen,
+		      char *uuid, size_t uuidlen);
 int vp_parse_event(const char *s, size_t len, struct vp_event_spec *ev,
 		   char *err, size_t errlen);
 int vp_parse_event_list(const char *s, size_t len, struct vp_event_spec *evs,

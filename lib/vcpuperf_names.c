@@ -176,6 +176,8 @@ static const char *const vp_rec_names[VCPUPERF_REC_MAX] = {
 	[VCPUPERF_REC_DROPPED] = "dropped",
 	[VCPUPERF_REC_FINISHED] = "finished",
 	[VCPUPERF_REC_DETACHED] = "detached",
+	[VCPUPERF_REC_PROCESS] = "process",
+	[VCPUPERF_REC_PROCESS_SAMPLE] = "process_sample",
 };
 
 /**

@@ -17,6 +17,7 @@ static void vp_group_free(struct vp_coll *c, struct vp_group *g)
 {
 	list_del(&g->node);
 	c->nr_groups--;
+	vp_proc_free(g);
 	put_pid(g->pid);
 	put_pid_ns(g->ns);
 	kfree(g);
@@ -29,6 +30,7 @@ static void vp_group_end(struct vp_coll *c, struct vp_group *g, u32 reason)
 	list_for_each_entry_safe(t, tmp, &c->targets, node)
 		if (t->group == g)
 			vp_target_end(c, t, reason);
+	vp_proc_sample(c, g, VCPUPERF_SAMPLE_FINAL);
 	vp_group_free(c, g);
 }
 
@@ -102,15 +104,19 @@ void vp_detach_all(struct vp_coll *c, u32 reason)
 		vp_target_end(c, t, reason);
 		cond_resched();
 	}
-	list_for_each_entry_safe(g, gtmp, &c->groups, node)
+	list_for_each_entry_safe(g, gtmp, &c->groups, node) {
+		vp_proc_sample(c, g, VCPUPERF_SAMPLE_FINAL);
 		vp_group_free(c, g);
+	}
 }
 
-static bool vp_wanted(enum vcpuperf_target_kind kind, struct task_struct *t)
+static bool vp_wanted(enum vcpuperf_target_kind kind, u32 flags,
+		      struct task_struct *t)
 {
 	char comm[TASK_COMM_LEN];
 
-	if (kind != VCPUPERF_TARGET_QEMU)
+	if (kind != VCPUPERF_TARGET_QEMU ||
+	    (flags & VCPUPERF_ATTACH_ALL_THREADS))
 		return true;
 	get_task_comm(comm, t);
 	return vp_parse_vcpu(comm) >= 0;
@@ -118,12 +124,13 @@ static bool vp_wanted(enum vcpuperf_target_kind kind, struct task_struct *t)
 
 /*
  * Collect referenced threads of @leader's process that are not sampled yet
- * (and, for QEMU, are vCPU threads).  With @strict, an already sampled
- * thread is an error (-EEXIST) and more than @max threads is -ENOSPC; else
- * they are skipped and the rest left for a later scan.
+ * (and, for QEMU without all_threads in @flags, are vCPU threads).  With
+ * @strict, an already sampled thread is an error (-EEXIST) and more than
+ * @max threads is -ENOSPC; else they are skipped and the rest left for a
+ * later scan.
  */
 static int vp_collect(struct vp_coll *c, struct task_struct *leader,
-		      enum vcpuperf_target_kind kind, bool strict,
+		      enum vcpuperf_target_kind kind, u32 flags, bool strict,
 		      struct task_struct **tasks, u32 max, u32 *nr)
 {
 	struct task_struct *t;
@@ -136,13 +143,13 @@ static int vp_collect(struct vp_coll *c, struct task_struct *leader,
 			continue;
 		/* Sampled threads first: this runs on every sampling pass. */
 		if (xa_load(&c->by_tid, task_pid_nr(t))) {
-			if (strict && vp_wanted(kind, t)) {
+			if (strict && vp_wanted(kind, flags, t)) {
 				ret = -EEXIST;
 				break;
 			}
 			continue;
 		}
-		if (!vp_wanted(kind, t))
+		if (!vp_wanted(kind, flags, t))
 			continue;
 		if (n == max) {
 			if (strict)
@@ -277,7 +284,7 @@ static int vp_collect_new(struct vp_coll *c, struct vp_cmd *cmd,
 {
 	int ret;
 
-	ret = vp_collect(c, task, cmd->kind, true, tasks, room, n);
+	ret = vp_collect(c, task, cmd->kind, cmd->flags, true, tasks, room, n);
 	if (ret == -EEXIST) {
 		snprintf(err, errlen,
 			 "a thread of process %u is attached already (detach it first)",
@@ -312,6 +319,7 @@ static void vp_group_add(struct vp_coll *c, struct vp_group *g,
 	g->ns = get_pid_ns(ns);
 	g->nr = cmd->ids[0];
 	g->nr_events = cmd->nr_events;
+	g->flags = cmd->flags;
 	for (i = 0; i < cmd->nr_events; i++)
 		g->events[i] = cmd->events[i].desc;
 	list_add_tail(&g->node, &c->groups);
@@ -366,6 +374,12 @@ static int vp_attach_process(struct vp_coll *c, struct vp_cmd *cmd,
 	if (ret)
 		goto err_tasks;
 	vp_group_add(c, g, cmd, task, ns);
+	ret = vp_proc_start(c, g, task);
+	if (ret) {
+		vp_group_free(c, g);
+		g = NULL;
+		goto err_tasks;
+	}
 	ret = vp_start_tasks(c, tasks, n, ns, cmd->kind, g, g->events,
 			     g->nr_events, false);
 	kvfree(tasks);
@@ -507,13 +521,16 @@ void vp_scan_groups(struct vp_coll *c)
 			busy = false;
 			list_for_each_entry(t, &c->targets, node)
 				busy |= t->group == g;
-			if (!busy)
+			if (!busy) {
+				vp_proc_sample(c, g, VCPUPERF_SAMPLE_FINAL);
 				vp_group_free(c, g);
+			}
 			continue;
 		}
 		room = min_t(u32, VP_SCAN_BATCH,
 			     c->mod->max_targets - c->nr_targets);
-		vp_collect(c, leader, g->kind, false, tasks, room, &n);
+		vp_collect(c, leader, g->kind, g->flags, false, tasks, room,
+			   &n);
 		put_task_struct(leader);
 		if (n)
 			vp_start_tasks(c, tasks, n, g->ns, g->kind, g,

@@ -122,6 +122,15 @@ static void vp_show_events(struct seq_file *m,
 		seq_printf(m, "%s%s", i ? "," : "", ev[i].name);
 }
 
+static void vp_show_flags(struct seq_file *m, u32 flags)
+{
+	u32 f;
+
+	for (f = 1; f & VCPUPERF_ATTACH_ALL; f <<= 1)
+		if (flags & f)
+			seq_printf(m, " %s", vp_attach_flag_word(f));
+}
+
 /**
  * vp_control_show() - write a collection's configuration as commands
  * @m:		the seq_file
@@ -143,6 +152,7 @@ void vp_control_show(struct seq_file *m, struct vp_coll *c)
 	list_for_each_entry(g, &c->groups, node) {
 		seq_printf(m, "attach %s=%d", vp_kind_name(g->kind), g->nr);
 		vp_show_events(m, g->events, g->nr_events);
+		vp_show_flags(m, g->flags);
 		seq_putc(m, '\n');
 	}
 	list_for_each_entry(t, &c->targets, node) {

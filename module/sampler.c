@@ -32,6 +32,7 @@ static void vp_sample_pass(struct vp_coll *c, u64 grid, u64 start)
 	vp_ring_defer_wake(&c->ring, true);
 	c->pass_grid = grid;
 	vp_read_pass(c, ++c->passes, start);
+	vp_proc_sample_all(c);
 	c->pass_grid = 0;
 	vp_ring_defer_wake(&c->ring, false);
 }

@@ -106,9 +106,14 @@ static void vp_status_coll(struct seq_file *m, struct vp_coll *c)
 	else
 		seq_puts(m, "last_error: none\n");
 	seq_printf(m, "processes: %u\n", c->nr_groups);
-	list_for_each_entry(g, &c->groups, node)
-		seq_printf(m, "  %s=%d, %u events\n", vp_kind_name(g->kind),
+	list_for_each_entry(g, &c->groups, node) {
+		seq_printf(m, "  %s=%d, %u events", vp_kind_name(g->kind),
 			   g->nr, g->nr_events);
+		if (g->proc)
+			seq_printf(m, ", process totals on %u threads",
+				   g->proc->nr);
+		seq_putc(m, '\n');
+	}
 	seq_printf(m, "targets: %u (limit %u)\n", c->nr_targets,
 		   c->mod->max_targets);
 	list_for_each_entry(t, &c->targets, node)

@@ -21,7 +21,8 @@
  *     with or without the others.
  * Directions of calls: files (chardev, debugfs) -> control -> collection
  * -> sampler -> read -> attach -> target -> lifecycle -> selfread,
- * counter, ring.
+ * counter, ring; attach and sampler -> process (whole-process counters)
+ * -> lifecycle, ring.
  */
 #ifndef _VCPUPERF_MODULE_H
 #define _VCPUPERF_MODULE_H
@@ -148,6 +149,31 @@ struct vp_counter {
 };
 
 /**
+ * struct vp_pthread - a thread holding process counters (process_totals)
+ * @task:	the thread, referenced
+ * @event:	one inherited counter per event, NULL where creation failed
+ */
+struct vp_pthread {
+	struct task_struct *task;
+	struct perf_event *event[VCPUPERF_MAX_EVENTS];
+};
+
+/**
+ * struct vp_proc - a process's whole-process counters (process_totals)
+ * @nr:		entries used in @threads
+ * @cap:	entries allocated
+ * @threads:	the threads the process had at attach, each with inherited
+ *		counters (perf gives every thread they create a child
+ *		counter, whose count folds back when it exits); kept after
+ *		they exit, since their counters hold their children's counts
+ */
+struct vp_proc {
+	u32 nr;
+	u32 cap;
+	struct vp_pthread *threads;
+};
+
+/**
  * struct vp_group - a process attached by pid= or qemu=
  * @node:	in vp_coll.groups
  * @kind:	VCPUPERF_TARGET_PID or VCPUPERF_TARGET_QEMU
@@ -155,6 +181,8 @@ struct vp_counter {
  * @ns:		pid namespace of the attaching writer, referenced
  * @nr:		pid as the writer named it
  * @nr_events:	events in @events
+ * @flags:	VCPUPERF_ATTACH_* it was attached with
+ * @proc:	its whole-process counters, NULL without process_totals
  * @events:	what each of its threads counts
  *
  * Every field is set before the group is listed and then only read, under
@@ -167,6 +195,8 @@ struct vp_group {
 	struct pid_namespace *ns;
 	pid_t nr;
 	u32 nr_events;
+	u32 flags;
+	struct vp_proc *proc;
 	struct vcpuperf_event_desc events[VCPUPERF_MAX_EVENTS];
 };
 
@@ -369,9 +399,12 @@ struct vp_coll {
 	struct vp_ring ring;
 };
 
-/* Largest record the module builds. */
+/*
+ * Largest record the module builds: the process record (the started
+ * record, with the same events and a smaller head, is below it).
+ */
 #define VP_MAX_REC_SIZE							\
-	(sizeof(struct vcpuperf_started) +				\
+	(sizeof(struct vcpuperf_process) +				\
 	 VCPUPERF_MAX_EVENTS * sizeof(struct vcpuperf_event_desc))
 
 /* collection.c */
@@ -423,6 +456,13 @@ int vp_detach(struct vp_coll *c, const struct vp_cmd *cmd, char *err,
 void vp_detach_all(struct vp_coll *c, u32 reason);
 void vp_forget_all(struct vp_coll *c);
 void vp_scan_groups(struct vp_coll *c);
+
+/* process.c */
+int vp_proc_start(struct vp_coll *c, struct vp_group *g,
+		  struct task_struct *leader);
+void vp_proc_sample(struct vp_coll *c, struct vp_group *g, u32 flags);
+void vp_proc_sample_all(struct vp_coll *c);
+void vp_proc_free(struct vp_group *g);
 
 /* counter.c */
 int vp_resolve_events(struct vp_event_spec *evs, u32 nr, char *err,

@@ -55,6 +55,12 @@ python3 tests/tool/test_decode.py 2>&1 | tee "$OUT/tool.log" || fail=1
 step "host tests: man pages against --help, the uapi header, lib/ and the module parameters"
 python3 tests/tool/test_man.py 2>&1 | tee "$OUT/man.log" || fail=1
 
+step "host tests: --textfile read by prometheus-node-exporter, scraped and queried by prometheus"
+python3 tests/tool/test_prom.py 2>&1 | tee "$OUT/prom.log" || fail=1
+
+step "host tests: vcpuperf-plot renders an episode"
+python3 tests/tool/test_plot.py 2>&1 | tee "$OUT/plot.log" || fail=1
+
 step "matrix: W=1 build on every installed kernel, integration tests on 6.12"
 scripts/matrix.sh --quick --out "$OUT/matrix" || fail=1
 
@@ -101,7 +107,7 @@ scripts/stress.sh --out "$OUT/stress" || fail=1
 # One closing line for the whole run, summed over the suites.
 npass=0
 nfail=0
-for log in "$OUT/tool.log" "$OUT/man.log" "$OUT/vm/console.log" "$OUT/kunit.log" \
+for log in "$OUT/tool.log" "$OUT/man.log" "$OUT/prom.log" "$OUT/plot.log" "$OUT/vm/console.log" "$OUT/kunit.log" \
 	"$OUT/lockdown/result.log" "$OUT/secure-boot/result.log" \
 	"$OUT/debug-vm/console.log" "$OUT/stress/console.log" \
 	"$OUT/matrix/result.log" "$OUT/install/result.log" "$OUT/fresh/result.log"; do

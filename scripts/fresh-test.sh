@@ -263,5 +263,12 @@ else
 	bad "make demo did not print JSONL rows for both vCPU threads"
 	keep_root=1
 fi
+# The demo ends with a per-vCPU summary and the plot beside its JSONL.
+if grep -Eq '^vCPU 0 +[0-9]+ ' "$out/demo.log" &&
+	in_root "test -s /root/vcpuperf/out/demo/demo.png"; then
+	ok "make demo printed the per-vCPU summary and wrote out/demo/demo.png"
+else
+	bad "make demo printed no per-vCPU summary or wrote no out/demo/demo.png"
+fi
 log "fresh root total: $(($(date +%s) - t0)) s"
 finish

@@ -55,7 +55,7 @@ cd "$top"
 IVL=250
 MODCONF=/etc/modprobe.d/vcpuperf-install-test.conf
 PREFIX=/usr/local
-FILES="$PREFIX/bin/vcpuperf-cat $PREFIX/share/man/man1/vcpuperf-cat.1
+FILES="$PREFIX/bin/vcpuperf-cat $PREFIX/bin/vcpuperf-plot $PREFIX/share/man/man1/vcpuperf-cat.1
 $PREFIX/share/man/man4/vcpuperf.4 /etc/modprobe.d/vcpuperf.conf.example
 $PREFIX/lib/vcpuperf $PREFIX/lib/systemd/system/vcpuperf@.service
 /etc/modprobe.d/vcpuperf.conf $MODCONF"
@@ -162,7 +162,7 @@ for k in "${kvers[@]}"; do
 	vm=$(modinfo -k "$k" -F vermagic vcpuperf 2>/dev/null | awk '{ print $1 }')
 	check "$k: vermagic $vm" test "$vm" = "$k"
 done
-for f in "$PREFIX/bin/vcpuperf-cat" "$PREFIX/share/man/man1/vcpuperf-cat.1" \
+for f in "$PREFIX/bin/vcpuperf-cat" "$PREFIX/bin/vcpuperf-plot" "$PREFIX/share/man/man1/vcpuperf-cat.1" \
 	"$PREFIX/share/man/man4/vcpuperf.4" /etc/modprobe.d/vcpuperf.conf.example \
 	"$PREFIX/lib/vcpuperf/vcpuperf-record" "$PREFIX/lib/systemd/system/vcpuperf@.service"; do
 	check "installed $f" test -s "$f"

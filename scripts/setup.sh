@@ -20,10 +20,11 @@ set -eu
 profile=${1:-check}
 
 DEMO_PKGS="build-essential make gcc kmod linux-headers-amd64 linux-image-amd64
-qemu-system-x86 busybox-static cpio xz-utils procps util-linux"
-CHECK_PKGS="$DEMO_PKGS python3 bc flex bison libelf-dev libssl-dev linux-perf sparse
+qemu-system-x86 busybox-static cpio xz-utils procps util-linux
+python3 python3-matplotlib"
+CHECK_PKGS="$DEMO_PKGS bc flex bison libelf-dev libssl-dev linux-perf sparse
 linux-source-6.1 clang-14 libclang-rt-14-dev dkms groff-base man-db
-debootstrap curl git"
+debootstrap curl git prometheus prometheus-node-exporter"
 
 # Space the caches under $VCPUPERF_CACHE need when built from nothing
 # (measured: the initramfs images; the debug kernel's source and build, the

@@ -42,6 +42,7 @@ int vc_dec_init(struct vc_decoder *d, struct vc_sink *sink)
 void vc_dec_free(struct vc_decoder *d)
 {
 	vc_threads_free(&d->threads);
+	vc_procs_free(&d->procs);
 	free(d->buf);
 	d->buf = NULL;
 }
@@ -74,6 +75,10 @@ static size_t vc_fixed_size(__u16 type)
 		return sizeof(struct vcpuperf_finished);
 	case VCPUPERF_REC_DETACHED:
 		return sizeof(struct vcpuperf_detached);
+	case VCPUPERF_REC_PROCESS:
+		return sizeof(struct vcpuperf_process);
+	case VCPUPERF_REC_PROCESS_SAMPLE:
+		return sizeof(struct vcpuperf_process_sample);
 	default:
 		return 0;
 	}
@@ -99,6 +104,14 @@ static const char *vc_rec_layout_error(const struct vcpuperf_rec *rec)
 	case VCPUPERF_REC_STARTED:
 		nr = ((const struct vcpuperf_started *)rec)->nr_events;
 		need += (size_t)nr * sizeof(struct vcpuperf_event_desc);
+		break;
+	case VCPUPERF_REC_PROCESS:
+		nr = ((const struct vcpuperf_process *)rec)->nr_events;
+		need += (size_t)nr * sizeof(struct vcpuperf_event_desc);
+		break;
+	case VCPUPERF_REC_PROCESS_SAMPLE:
+		nr = ((const struct vcpuperf_process_sample *)rec)->nr_events;
+		need += (size_t)nr * sizeof(struct vcpuperf_count);
 		break;
 	}
 	if (nr > VCPUPERF_MAX_EVENTS)
@@ -199,15 +212,54 @@ static void vc_sample(struct vc_decoder *d, const struct vcpuperf_rec *rec)
 	d->sink->row(d->sink, t, &row);
 }
 
+/* A process record: its state, then the sink. */
+static int vc_process(struct vc_decoder *d, const struct vcpuperf_rec *rec)
+{
+	struct vc_proc *p = vc_proc_start(&d->procs, (const void *)rec);
+
+	if (!p)
+		return -ENOMEM;
+	d->sink->process(d->sink, rec, p);
+	return 0;
+}
+
+/* A process sample: the per-VM row. */
+static void vc_process_sample(struct vc_decoder *d,
+			      const struct vcpuperf_rec *rec)
+{
+	const struct vcpuperf_process_sample *s = (const void *)rec;
+	struct vc_proc *p = vc_proc_find(d->procs, s->pid);
+	struct vc_row row;
+
+	if (!p) {
+		vc_warn(d, &d->stats.orphans, rec,
+			"process sample without a process record: skipped");
+		return;
+	}
+	if (s->nr_events != p->nr_events) {
+		vc_warn(d, &d->stats.bad, rec,
+			"nr_events differs from the process record: skipped");
+		return;
+	}
+	vc_proc_sample(p, s, &row);
+	d->stats.proc_rows++;
+	d->sink->process_row(d->sink, p, &row);
+}
+
 /* Any record but header and sample: apply it, then hand it on. */
 static int vc_lifecycle(struct vc_decoder *d, const struct vcpuperf_rec *rec)
 {
+	const struct vcpuperf_started *st = (const void *)rec;
 	struct vc_tid *t = NULL;
 	__u64 rows;
 
 	if (rec->type == VCPUPERF_REC_STARTED &&
-	    !vc_thread_start(&d->threads, (const void *)rec))
+	    !vc_thread_start(&d->threads, st,
+			     st->kind == VCPUPERF_TARGET_TID ? NULL :
+			     vc_proc_find(d->procs, st->id.pid)))
 		return -ENOMEM;
+	if (rec->type == VCPUPERF_REC_DROPPED)
+		d->stats.drops += ((const struct vcpuperf_dropped *)rec)->count;
 	if (rec->type == VCPUPERF_REC_FINISHED && !rec->tid)
 		d->finished = true;
 	if (rec->tid)
@@ -241,6 +293,12 @@ static int vc_decode_record(struct vc_decoder *d,
 		vc_sample(d, rec);
 		return 0;
 	}
+	if (rec->type == VCPUPERF_REC_PROCESS_SAMPLE) {
+		vc_process_sample(d, rec);
+		return 0;
+	}
+	if (rec->type == VCPUPERF_REC_PROCESS)
+		return vc_process(d, rec);
 	return vc_lifecycle(d, rec);
 }
 

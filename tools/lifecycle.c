@@ -29,11 +29,26 @@ static void vc_event_end(const struct vc_jsonl *out)
 	json_line_end(out->events);
 }
 
-/* The pid, tid and vcpu fields of the thread @rec is about. */
+/* "key":"string", or null when empty. */
+static void vc_key_opt_str(struct json_writer *w, const char *key,
+			   const char *s)
+{
+	if (*s)
+		json_key_str(w, key, s);
+	else
+		json_key_null(w, key);
+}
+
+/*
+ * The pid, tid and vcpu fields of the thread @rec is about, and the VM
+ * identity (vm, uuid) of its process, null when not known.
+ */
 static void vc_event_id(const struct vc_jsonl *out,
 			const struct vcpuperf_rec *rec,
-			const struct vcpuperf_target_id *id)
+			const struct vcpuperf_target_id *id,
+			const struct vc_tid *t)
 {
+	const struct vc_proc *p = t ? t->proc : NULL;
 	struct json_writer *w = out->events;
 
 	json_key_u64(w, "pid", id->pid);
@@ -42,6 +57,8 @@ static void vc_event_id(const struct vc_jsonl *out,
 		json_key_null(w, "vcpu");
 	else
 		json_key_s64(w, "vcpu", id->vcpu);
+	vc_key_opt_str(w, "vm", p ? p->vm : "");
+	vc_key_opt_str(w, "uuid", p ? p->uuid : "");
 }
 
 /* The name of event @i of a thread ("#i" if its started record is gone). */
@@ -113,7 +130,7 @@ static void vc_started(const struct vc_jsonl *out,
 	struct json_writer *w = out->events;
 
 	vc_event_begin(out, "perf_started", rec);
-	vc_event_id(out, rec, &s->id);
+	vc_event_id(out, rec, &s->id, t);
 	json_key_str(w, "kind", vp_kind_name(s->kind));
 	json_key_strn(w, "comm", s->comm, VCPUPERF_COMM_LEN);
 	vc_key_mask_names(w, "events", t, s->nr_events, ~0U);
@@ -124,14 +141,14 @@ static void vc_started(const struct vc_jsonl *out,
 	vc_event_end(out);
 }
 
-static void vc_unavailable(const struct vc_jsonl *out,
+static void vc_unavailable(const struct vc_jsonl *out, const struct vc_tid *t,
 			   const struct vcpuperf_rec *rec)
 {
 	const struct vcpuperf_unavailable *u = (const void *)rec;
 	struct json_writer *w = out->events;
 
 	vc_event_begin(out, "perf_unavailable", rec);
-	vc_event_id(out, rec, &u->id);
+	vc_event_id(out, rec, &u->id, t);
 	/* "event" is the line's own name: the counter's is "counter" */
 	json_key_strn(w, "counter", u->name, VCPUPERF_NAME_LEN);
 	json_key_u64(w, "index", u->event);
@@ -153,7 +170,7 @@ static void vc_first_row(const struct vc_jsonl *out,
 	struct json_writer *w = out->events;
 
 	vc_event_begin(out, "perf_first_row", rec);
-	vc_event_id(out, rec, &f->id);
+	vc_event_id(out, rec, &f->id, t);
 	json_key_bool(w, "counters_populated", f->counters_populated != 0);
 	vc_key_mask_names(w, "counters", t, f->nr_events, f->populated_mask);
 	vc_event_end(out);
@@ -167,7 +184,7 @@ static void vc_multiplexed(const struct vc_jsonl *out,
 	struct json_writer *w = out->events;
 
 	vc_event_begin(out, "perf_multiplexed", rec);
-	vc_event_id(out, rec, &m->id);
+	vc_event_id(out, rec, &m->id, t);
 	vc_key_mask_names(w, "events", t, vc_thread_nr_events(t), m->mask);
 	json_key(w, "min_running_ratio");
 	json_fixed(w, m->min_ratio_ppm, VC_PPM_DIGITS);
@@ -182,7 +199,7 @@ static void vc_no_counters(const struct vc_jsonl *out,
 	struct json_writer *w = out->events;
 
 	vc_event_begin(out, "perf_no_counters", rec);
-	vc_event_id(out, rec, &n->id);
+	vc_event_id(out, rec, &n->id, t);
 	json_key_u64(w, "intervals_seen", n->intervals_seen);
 	json_key_u64(w, "intervals_ran", n->intervals_ran);
 	json_key_str(w, "reason", vp_cause_name(n->cause));
@@ -192,13 +209,13 @@ static void vc_no_counters(const struct vc_jsonl *out,
 	vc_event_end(out);
 }
 
-static void vc_vcpu_added(const struct vc_jsonl *out,
+static void vc_vcpu_added(const struct vc_jsonl *out, const struct vc_tid *t,
 			  const struct vcpuperf_rec *rec)
 {
 	const struct vcpuperf_vcpu_added *v = (const void *)rec;
 
 	vc_event_begin(out, "perf_vcpu_added", rec);
-	vc_event_id(out, rec, &v->id);
+	vc_event_id(out, rec, &v->id, t);
 	json_key_strn(out->events, "comm", v->comm, VCPUPERF_COMM_LEN);
 	vc_event_end(out);
 }
@@ -212,7 +229,7 @@ static void vc_task_exited(const struct vc_jsonl *out,
 	__u32 i;
 
 	vc_event_begin(out, "perf_task_exited", rec);
-	vc_event_id(out, rec, &x->id);
+	vc_event_id(out, rec, &x->id, t);
 	json_key(w, "final");
 	json_begin(w, '{');
 	for (i = 0; i < x->nr_events; i++) {
@@ -244,7 +261,7 @@ static void vc_dropped(const struct vc_jsonl *out,
 	vc_event_end(out);
 }
 
-static void vc_finished(const struct vc_jsonl *out,
+static void vc_finished(const struct vc_jsonl *out, const struct vc_tid *t,
 			const struct vcpuperf_rec *rec, __u64 rows)
 {
 	const struct vcpuperf_finished *f = (const void *)rec;
@@ -253,7 +270,7 @@ static void vc_finished(const struct vc_jsonl *out,
 	vc_event_begin(out, "perf_finished", rec);
 	if (rec->tid) {
 		json_key_str(w, "scope", "thread");
-		vc_event_id(out, rec, &f->id);
+		vc_event_id(out, rec, &f->id, t);
 	} else {
 		json_key_str(w, "scope", "session");
 		json_key_u64(w, "targets", f->targets);
@@ -265,13 +282,13 @@ static void vc_finished(const struct vc_jsonl *out,
 	vc_event_end(out);
 }
 
-static void vc_detached(const struct vc_jsonl *out,
+static void vc_detached(const struct vc_jsonl *out, const struct vc_tid *t,
 			const struct vcpuperf_rec *rec)
 {
 	const struct vcpuperf_detached *x = (const void *)rec;
 
 	vc_event_begin(out, "perf_detached", rec);
-	vc_event_id(out, rec, &x->id);
+	vc_event_id(out, rec, &x->id, t);
 	json_key_str(out->events, "reason", vp_detach_name(x->reason));
 	vc_event_end(out);
 }
@@ -294,7 +311,7 @@ void vc_write_lifecycle(struct vc_sink *sink, const struct vcpuperf_rec *rec,
 		vc_started(out, rec, t);
 		break;
 	case VCPUPERF_REC_UNAVAILABLE:
-		vc_unavailable(out, rec);
+		vc_unavailable(out, t, rec);
 		break;
 	case VCPUPERF_REC_FIRST_ROW:
 		vc_first_row(out, rec, t);
@@ -306,7 +323,7 @@ void vc_write_lifecycle(struct vc_sink *sink, const struct vcpuperf_rec *rec,
 		vc_no_counters(out, rec, t);
 		break;
 	case VCPUPERF_REC_VCPU_ADDED:
-		vc_vcpu_added(out, rec);
+		vc_vcpu_added(out, t, rec);
 		break;
 	case VCPUPERF_REC_TASK_EXITED:
 		vc_task_exited(out, rec, t);
@@ -315,10 +332,10 @@ void vc_write_lifecycle(struct vc_sink *sink, const struct vcpuperf_rec *rec,
 		vc_dropped(out, rec);
 		break;
 	case VCPUPERF_REC_FINISHED:
-		vc_finished(out, rec, rows);
+		vc_finished(out, t, rec, rows);
 		break;
 	case VCPUPERF_REC_DETACHED:
-		vc_detached(out, rec);
+		vc_detached(out, t, rec);
 		break;
 	}
 }
@@ -340,5 +357,36 @@ void vc_write_seq_gap(struct vc_sink *sink, const struct vcpuperf_rec *rec,
 	json_key_u64(w, "expected", expected);
 	json_key_u64(w, "got", rec->seq);
 	json_key_bool(w, "explained", explained);
+	vc_event_end(out);
+}
+
+/**
+ * vc_write_process() - write the perf_process_started line of a process
+ * @sink:	the JSONL sink
+ * @rec:	its process record
+ * @p:		the process, as its process record set it
+ */
+void vc_write_process(struct vc_sink *sink, const struct vcpuperf_rec *rec,
+		      const struct vc_proc *p)
+{
+	const struct vc_jsonl *out = container_of(sink, struct vc_jsonl, sink);
+	struct json_writer *w = out->events;
+	struct vc_tid fake;
+
+	vc_event_begin(out, "perf_process_started", rec);
+	json_key_u64(w, "pid", p->pid);
+	json_key_str(w, "kind", vp_kind_name(p->kind));
+	json_key_str(w, "comm", p->comm);
+	vc_key_opt_str(w, "vm", p->vm);
+	vc_key_opt_str(w, "uuid", p->uuid);
+	json_key_bool(w, "process_totals",
+		      p->flags & VCPUPERF_ATTACH_PROCESS_TOTALS);
+	json_key_bool(w, "all_threads", p->flags & VCPUPERF_ATTACH_ALL_THREADS);
+	json_key_u64(w, "threads", p->threads);
+	memset(&fake, 0, sizeof(fake));
+	fake.started = true;
+	fake.nr_events = p->nr_events;
+	memcpy(fake.ev, p->ev, sizeof(fake.ev));
+	vc_key_mask_names(w, "events", &fake, p->nr_events, ~0U);
 	vc_event_end(out);
 }

@@ -30,6 +30,13 @@
 /* Paced reads: due this share of an interval after the next grid point. */
 #define VC_PACE_MARGIN_DIV	2
 #define VC_PACE_MARGIN_MAX_NS	(500 * VP_NS_PER_MS)
+/*
+ * The textfile is rewritten when the stream runs dry (after each
+ * sampling pass) and while it does not, but never more often than this.
+ */
+#define VC_TEXTFILE_MIN_NS	(100 * VP_NS_PER_MS)
+/* The live status line is redrawn at most this often. */
+#define VC_STATUS_NS		(VP_NS_PER_S / 2)
 
 /* What the loop does after a step. */
 enum vc_step {
@@ -72,6 +79,33 @@ __u64 vc_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (__u64)ts.tv_sec * VP_NS_PER_S + (__u64)ts.tv_nsec;
+}
+
+/* The live status line: rows, drops, elapsed time; @last ends it. */
+static void vc_status(struct vc_loop *l, __u64 now, bool last)
+{
+	const struct vc_stats *st = &l->d->stats;
+	__u64 ms = (now - l->started) / VP_NS_PER_MS;
+
+	if (!l->status || (!last && now - l->status_at < VC_STATUS_NS))
+		return;
+	l->status_at = now;
+	fprintf(stderr, "\r" VC_NAME ": %llu rows, %llu per-VM rows, %llu "
+		"dropped, %llu.%llu s\033[K%s",
+		(unsigned long long)st->rows,
+		(unsigned long long)st->proc_rows,
+		(unsigned long long)st->drops, ms / 1000, ms % 1000 / 100,
+		last ? "\n" : "");
+}
+
+/* Rewrite the textfile if rows came and it was not just written. */
+static void vc_textfile(struct vc_loop *l, __u64 now)
+{
+	if (!l->prom || !vc_prom_dirty(l->prom) ||
+	    now - l->prom_at < VC_TEXTFILE_MIN_NS)
+		return;
+	vc_prom_write(l->prom, true);
+	l->prom_at = now;
 }
 
 static void vc_flush_all(struct vc_loop *l, __u64 now)
@@ -128,6 +162,8 @@ static enum vc_step vc_consume(struct vc_loop *l, const void *buf, size_t n,
 		return VC_STEP_FAILED;	/* reported by the caller */
 	if (now - l->flushed >= VC_FLUSH_MAX_NS)
 		vc_flush_all(l, now);
+	vc_textfile(l, now);
+	vc_status(l, now, false);
 	return VC_STEP_ON;
 }
 
@@ -170,6 +206,8 @@ static enum vc_step vc_wait(struct vc_loop *l, __u64 now)
 	int timeout = VC_POLL_MAX_MS;
 
 	vc_flush_all(l, now);
+	vc_textfile(l, now);
+	vc_status(l, now, false);
 	/* A paced wake that found nothing: be woken this time. */
 	l->paced_empty = l->paced;
 	l->paced = false;
@@ -223,6 +261,9 @@ int vc_read_loop(struct vc_loop *l)
 	enum vc_step step;
 
 	l->flushed = vc_now_ns();
+	l->started = l->flushed;
+	l->status_at = l->flushed;
+	l->prom_at = 0;
 	l->stop_by = 0;
 	l->stopping = false;
 	l->spurious = 0;
@@ -235,5 +276,8 @@ int vc_read_loop(struct vc_loop *l)
 		if (step == VC_STEP_ON)
 			step = vc_read_once(l, now);
 	} while (step == VC_STEP_ON);
+	if (l->prom && vc_prom_write(l->prom, false))
+		step = VC_STEP_FAILED;
+	vc_status(l, vc_now_ns(), true);
 	return step == VC_STEP_FAILED;
 }

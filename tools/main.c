@@ -228,6 +228,7 @@ static int vc_run(const struct vc_opts *o, const char *attach,
 	struct vc_outputs w;
 	struct vc_decoder d;
 	struct vc_jsonl jsonl;
+	struct vc_prom *prom = NULL;
 	struct vc_files files;
 	struct vc_loop l;
 	int rc;
@@ -236,7 +237,15 @@ static int vc_run(const struct vc_opts *o, const char *attach,
 		return VC_EXIT_RUNTIME;
 	if (vc_open_outputs(o, &w))
 		goto err_stream;
-	vc_jsonl_init(&jsonl, &w.rows, w.events, o->mono_origin, o->raw);
+	if (o->textfile) {
+		prom = vc_prom_new(o->textfile);
+		if (!prom) {
+			fprintf(stderr, VC_NAME ": out of memory\n");
+			goto err_outputs;
+		}
+	}
+	vc_jsonl_init(&jsonl, &w.rows, w.events, o->mono_origin, o->raw,
+		      prom);
 	if (vc_dec_init(&d, &jsonl.sink)) {
 		fprintf(stderr, VC_NAME ": out of memory\n");
 		goto err_outputs;
@@ -250,14 +259,18 @@ static int vc_run(const struct vc_opts *o, const char *attach,
 	l.d = &d;
 	l.rows = &w.rows;
 	l.events = w.events;
+	l.prom = prom;
+	l.status = !o->quiet && isatty(STDERR_FILENO);
 	rc = vc_collect(o, attach, interval_ns, &l, &files);
 	rc |= vc_report(&d.stats);
 	rc |= vc_close_outputs(o, &w);
 	vc_close_stream(&files);
 	vc_dec_free(&d);
+	vc_prom_free(prom);
 	return rc ? VC_EXIT_RUNTIME : VC_EXIT_OK;
 
 err_outputs:
+	vc_prom_free(prom);
 	vc_close_outputs(o, &w);
 err_stream:
 	vc_close_stream(&files);

@@ -18,6 +18,7 @@ enum {
 	OPT_INTERVAL, OPT_RING, OPT_READ, OPT_DURATION, OPT_EVENTS_OUT, OPT_RAW,
 	OPT_MONO_ORIGIN,
 	OPT_DEBUGFS, OPT_DEVICE, OPT_REPLAY, OPT_RECORD, OPT_HELP,
+	OPT_PER_VM, OPT_EMULATOR, OPT_TEXTFILE,
 };
 
 /* getopt value of a mode option: VC_OPT_MOD | its VCPUPERF_MOD_* bit */
@@ -37,11 +38,15 @@ static const struct option vc_longopts[] = {
 	{ "user-only", no_argument, NULL, VC_OPT_MOD | VCPUPERF_MOD_USER },
 	{ "kernel-only", no_argument, NULL, VC_OPT_MOD | VCPUPERF_MOD_KERNEL },
 	{ "pinned", no_argument, NULL, VC_OPT_MOD | VCPUPERF_MOD_PINNED },
+	{ "per-vm", no_argument, NULL, OPT_PER_VM },
+	{ "emulator-threads", no_argument, NULL, OPT_EMULATOR },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "output", required_argument, NULL, 'o' },
 	{ "events-out", required_argument, NULL, OPT_EVENTS_OUT },
 	{ "raw", no_argument, NULL, OPT_RAW },
 	{ "mono-origin", required_argument, NULL, OPT_MONO_ORIGIN },
+	{ "textfile", required_argument, NULL, OPT_TEXTFILE },
+	{ "quiet", no_argument, NULL, 'q' },
 	{ "debugfs", required_argument, NULL, OPT_DEBUGFS },
 	{ "device", required_argument, NULL, OPT_DEVICE },
 	{ "replay", required_argument, NULL, OPT_REPLAY },
@@ -88,6 +93,12 @@ static const char vc_usage_tail[] =
 "  --user-only         count user mode only\n"
 "  --kernel-only       count kernel mode only\n"
 "  --pinned            pin the counters to the PMU (no multiplexing)\n"
+"  --per-vm            also one row per process and interval with its\n"
+"                      whole-process totals (every thread, short-lived\n"
+"                      ones included; tid null), in the perf-stat\n"
+"                      collector's schema (--qemu or --pid)\n"
+"  --emulator-threads  with --qemu, also rows for QEMU's other threads\n"
+"                      (role \"emulator\")\n"
 "  --duration DUR      stop after DUR, N[ms|s|m] (no unit: s); default:\n"
 "                      until SIGINT/SIGTERM\n"
 "\n"
@@ -98,6 +109,11 @@ static const char vc_usage_tail[] =
 "  --raw               add a \"raw\" object with the cumulative value,\n"
 "                      enabled and running time of every counter\n"
 "  --mono-origin NS    subtract NS from every t_mono_ns (default 0)\n"
+"  --textfile FILE     also write the counters to FILE in node_exporter's\n"
+"                      textfile-collector format (name it *.prom),\n"
+"                      replaced atomically as rows arrive\n"
+"  -q, --quiet         no live status line on standard error (shown\n"
+"                      only when it is a terminal)\n"
 "\n"
 "Sources:\n"
 "  --debugfs DIR       vcpuperf debugfs directory (default\n"
@@ -288,6 +304,8 @@ static const char **vc_string_option(struct vc_opts *o, int c)
 		return &o->replay;
 	case OPT_RECORD:
 		return &o->record;
+	case OPT_TEXTFILE:
+		return &o->textfile;
 	default:
 		return NULL;
 	}
@@ -329,6 +347,15 @@ static int vc_apply_option(struct vc_opts *o, int c, char *arg,
 	case OPT_RAW:
 		o->raw = true;
 		return 0;
+	case OPT_PER_VM:
+		o->flags |= VCPUPERF_ATTACH_PROCESS_TOTALS;
+		return 0;
+	case OPT_EMULATOR:
+		o->flags |= VCPUPERF_ATTACH_ALL_THREADS;
+		return 0;
+	case 'q':
+		o->quiet = true;
+		return 0;
 	case OPT_MONO_ORIGIN:
 		if (vc_parse_u64(arg, &o->mono_origin))
 			return vc_usage_error("bad --mono-origin '%s': want "
@@ -361,7 +388,7 @@ int vc_parse_args(int argc, char **argv, struct vc_opts *o)
 	o->dir = VC_DEBUGFS_DIR;
 	o->device = VC_DEVICE;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:h", vc_longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:hq", vc_longopts, NULL)) != -1) {
 		ret = vc_apply_option(o, c, optarg, argv[optind - 1]);
 		if (ret)
 			return ret;
@@ -435,6 +462,12 @@ int vc_validate(const struct vc_opts *o, char *attach, size_t len,
 		return vc_usage_error("--events, --interval, --ring, --read "
 				      "and the mode options need --qemu, "
 				      "--pid or --tid");
+	if ((o->flags & VCPUPERF_ATTACH_PROCESS_TOTALS) &&
+	    o->kind != VCPUPERF_TARGET_QEMU && o->kind != VCPUPERF_TARGET_PID)
+		return vc_usage_error("--per-vm needs --qemu or --pid");
+	if ((o->flags & VCPUPERF_ATTACH_ALL_THREADS) &&
+	    o->kind != VCPUPERF_TARGET_QEMU)
+		return vc_usage_error("--emulator-threads needs --qemu");
 	if (o->out && o->events_out && !strcmp(o->out, o->events_out))
 		return vc_usage_error("-o and --events-out name the same "
 				      "file: leave --events-out out to get "
@@ -443,6 +476,7 @@ int vc_validate(const struct vc_opts *o, char *attach, size_t len,
 		return 0;
 
 	n = vp_build_attach(attach, len, o->kind, o->ids, o->events, o->mods);
+	n = vp_build_attach_flags(attach, len, n, o->flags);
 	if (n < 0)
 		return vc_usage_error("attach command longer than %d bytes",
 				      VCPUPERF_CMD_MAX);

@@ -13,9 +13,11 @@
  * @events:	writer of lifecycle lines (may equal @rows)
  * @mono_origin: subtracted from every t_mono_ns written
  * @raw:	add cumulative raw values to each row
+ * @prom:	the textfile's totals to add each row to, or NULL
  */
 void vc_jsonl_init(struct vc_jsonl *out, struct json_writer *rows,
-		   struct json_writer *events, __u64 mono_origin, bool raw)
+		   struct json_writer *events, __u64 mono_origin, bool raw,
+		   struct vc_prom *prom)
 {
 	memset(out, 0, sizeof(*out));
 	out->sink.thread_start = vc_row_thread_start;
@@ -23,10 +25,13 @@ void vc_jsonl_init(struct vc_jsonl *out, struct json_writer *rows,
 	out->sink.row = vc_write_row;
 	out->sink.lifecycle = vc_write_lifecycle;
 	out->sink.gap = vc_write_seq_gap;
+	out->sink.process = vc_write_process;
+	out->sink.process_row = vc_write_vm_row;
 	out->rows = rows;
 	out->events = events;
 	out->mono_origin = mono_origin;
 	out->raw = raw;
+	out->prom = prom;
 }
 
 /**

@@ -35,6 +35,9 @@ enum vc_row_key {
 	VC_ROW_PID,
 	VC_ROW_TID,
 	VC_ROW_VCPU,
+	VC_ROW_ROLE,
+	VC_ROW_VM,
+	VC_ROW_UUID,
 	VC_ROW_RAN,
 	VC_ROW_IPC,
 	VC_ROW_MISS_RATE,
@@ -67,6 +70,9 @@ static const struct {
 	[VC_ROW_PID] = VC_ROW_KEY(",\"pid\":"),
 	[VC_ROW_TID] = VC_ROW_KEY(",\"tid\":"),
 	[VC_ROW_VCPU] = VC_ROW_KEY(",\"vcpu\":"),
+	[VC_ROW_ROLE] = VC_ROW_KEY(",\"role\":"),
+	[VC_ROW_VM] = VC_ROW_KEY(",\"vm\":"),
+	[VC_ROW_UUID] = VC_ROW_KEY(",\"uuid\":"),
 	[VC_ROW_RAN] = VC_ROW_KEY(",\"ran\":"),
 	[VC_ROW_IPC] = VC_ROW_KEY(",\"ipc\":"),
 	[VC_ROW_MISS_RATE] = VC_ROW_KEY(",\"cache_miss_rate\":"),
@@ -175,15 +181,15 @@ static size_t vc_key_name(char *name, const struct vcpuperf_event_desc *ev)
 }
 
 /* The key of event @n: its name with - and : made _, unique in the row. */
-static void vc_make_key(struct vc_row_keys *k, const struct vc_tid *t,
-			__u32 n)
+static void vc_make_key(struct vc_row_keys *k,
+			const struct vcpuperf_event_desc *ev, __u32 n)
 {
 	char name[VCPUPERF_NAME_LEN + VC_KEY_MODS_MAX];
 	char esc[VC_KEY_LEN];
 	size_t len, base, i;
 	int dup = 1;
 
-	len = vc_key_name(name, &t->ev[n]);
+	len = vc_key_name(name, &ev[n]);
 	for (i = 0; i < len; i++)
 		if (name[i] == '-' || name[i] == ':')
 			name[i] = '_';
@@ -228,7 +234,7 @@ void *vc_row_thread_start(struct vc_sink *sink, const struct vc_tid *t,
 	if (!k)
 		return NULL;
 	for (i = 0; i < t->nr_events; i++)
-		vc_make_key(k, t, i);
+		vc_make_key(k, t->ev, i);
 	return k;
 }
 
@@ -302,21 +308,22 @@ static void vc_ratio(struct json_writer *w, int ia, int ib,
 	json_double(w, (double)row->value[ia] / (double)row->value[ib]);
 }
 
-static void vc_raw(struct json_writer *w, const struct vc_tid *t,
-		   const struct vcpuperf_sample *s)
+static void vc_raw(struct json_writer *w,
+		   const struct vcpuperf_event_desc *ev, __u32 nr, __u32 mask,
+		   const struct vcpuperf_count *counts)
 {
 	__u32 i;
 
 	vc_put_key(w, VC_ROW_RAW);
 	json_put_char(w, '{');
-	for (i = 0; i < s->nr_events; i++) {
-		const struct vcpuperf_count *c = &s->counts[i];
+	for (i = 0; i < nr; i++) {
+		const struct vcpuperf_count *c = &counts[i];
 
 		if (i)
 			json_put_char(w, ',');
-		json_strn(w, t->ev[i].name, VCPUPERF_NAME_LEN);
+		json_strn(w, ev[i].name, VCPUPERF_NAME_LEN);
 		json_put_char(w, ':');
-		if (!(s->counting_mask & (1U << i))) {
+		if (!(mask & (1U << i))) {
 			json_null(w);
 			continue;
 		}
@@ -331,9 +338,34 @@ static void vc_raw(struct json_writer *w, const struct vc_tid *t,
 	json_put_char(w, '}');
 }
 
+/* A string, or null when empty. */
+static void vc_opt_str(struct json_writer *w, const char *s)
+{
+	if (*s)
+		json_str(w, s);
+	else
+		json_null(w);
+}
+
+/* role, vm and uuid of a thread's row (null for what is not known). */
+static void vc_row_identity(struct json_writer *w, const struct vc_tid *t)
+{
+	vc_put_key(w, VC_ROW_ROLE);
+	if (t->vcpu != VCPUPERF_NO_VCPU)
+		json_put_lit(w, "\"vcpu\"");
+	else if (t->kind == VCPUPERF_TARGET_QEMU)
+		json_put_lit(w, "\"emulator\"");
+	else
+		json_null(w);
+	vc_put_key(w, VC_ROW_VM);
+	vc_opt_str(w, t->proc ? t->proc->vm : "");
+	vc_put_key(w, VC_ROW_UUID);
+	vc_opt_str(w, t->proc ? t->proc->uuid : "");
+}
+
 /* Time, origin and identity: the keys before the events'. */
 static void vc_row_head(struct json_writer *w, const struct vc_jsonl *out,
-			const struct vc_row *row)
+			const struct vc_tid *t, const struct vc_row *row)
 {
 	const struct vcpuperf_sample *s = row->s;
 
@@ -363,6 +395,7 @@ static void vc_row_head(struct json_writer *w, const struct vc_jsonl *out,
 		json_null(w);
 	else
 		json_s64(w, s->id.vcpu);
+	vc_row_identity(w, t);
 	vc_put_key(w, VC_ROW_RAN);
 	if (row->counted)
 		json_bool(w, row->ran);
@@ -384,7 +417,7 @@ void vc_write_row(struct vc_sink *sink, const struct vc_tid *t,
 	struct json_writer *w = out->rows;
 	__u32 i;
 
-	vc_row_head(w, out, row);
+	vc_row_head(w, out, t, row);
 	for (i = 0; i < row->s->nr_events; i++) {
 		json_put(w, k->key[i], k->len[i]);
 		vc_opt_u64(w, row->have[i], row->value[i]);
@@ -409,6 +442,150 @@ void vc_write_row(struct vc_sink *sink, const struct vc_tid *t,
 	if (t->not_applied)
 		vc_not_applied(w, t, k);
 	if (out->raw)
-		vc_raw(w, t, row->s);
+		vc_raw(w, t->ev, row->s->nr_events, row->s->counting_mask,
+		       row->s->counts);
 	json_put_lit(w, "}\n");
+	if (out->prom)
+		vc_prom_row(out->prom, t, row);
+}
+
+/*
+ * The event keys of the Python perf-stat collector's rows, which a
+ * per-VM row always has (null for an event not configured): the default
+ * event set, matched by type and config.
+ */
+static const struct {
+	const char *key;
+	__u32 type;
+	__u64 config;
+} vc_vm_keys[] = {
+	{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
+	{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
+	{ "cache_references", PERF_TYPE_HARDWARE,
+	  PERF_COUNT_HW_CACHE_REFERENCES },
+	{ "cache_misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES },
+	{ "branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
+	{ "branch_misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES },
+	{ "page_faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
+	{ "context_switches", PERF_TYPE_SOFTWARE,
+	  PERF_COUNT_SW_CONTEXT_SWITCHES },
+};
+
+/*
+ * The event of @p that fills collector key @k: without modifiers if
+ * there is one (pinning aside), else the first with the same config;
+ * -1 if none.
+ */
+static int vc_vm_event(const struct vc_proc *p, size_t k)
+{
+	int i, any = -1;
+
+	for (i = 0; i < (int)p->nr_events; i++) {
+		if (p->ev[i].type != vc_vm_keys[k].type ||
+		    p->ev[i].config != vc_vm_keys[k].config)
+			continue;
+		if (!(p->ev[i].mods & ~VCPUPERF_MOD_PINNED))
+			return i;
+		if (any < 0)
+			any = i;
+	}
+	return any;
+}
+
+/* The per-VM row's keys before the events'. */
+static void vc_vm_row_head(struct json_writer *w, const struct vc_jsonl *out,
+			   const struct vc_proc *p, const struct vc_row *row)
+{
+	const struct vcpuperf_process_sample *s = row->ps;
+
+	json_put_char(w, '{');
+	json_put(w, vc_row_keys[VC_ROW_T_MONO].text + 1,
+		 vc_row_keys[VC_ROW_T_MONO].len - 1);
+	json_s64(w, (long long)(s->rec.t_mono_ns - out->mono_origin));
+	vc_put_key(w, VC_ROW_T_WALL);
+	json_u64(w, s->rec.t_wall_ns);
+	vc_put_key(w, VC_ROW_SOURCE);
+	json_put_lit(w, "\"vcpuperf\"");
+	vc_put_key(w, VC_ROW_AVAILABLE);
+	json_bool(w, false);
+	vc_put_key(w, VC_ROW_INTERVAL);
+	json_fixed(w, s->interval_ns, VC_NS_DIGITS_S);
+	vc_put_key(w, VC_ROW_DT);
+	vc_opt_s64(w, row->have_dt, row->dt_ns);
+	vc_put_key(w, VC_ROW_SEQ);
+	json_u64(w, s->rec.seq);
+	vc_put_key(w, VC_ROW_PID);
+	json_u64(w, s->pid);
+	vc_put_key(w, VC_ROW_TID);
+	json_null(w);
+	vc_put_key(w, VC_ROW_VCPU);
+	json_null(w);
+	vc_put_key(w, VC_ROW_ROLE);
+	json_put_lit(w, "\"vm\"");
+	vc_put_key(w, VC_ROW_VM);
+	vc_opt_str(w, p->vm);
+	vc_put_key(w, VC_ROW_UUID);
+	vc_opt_str(w, p->uuid);
+	json_put_lit(w, ",\"threads\":");
+	json_u64(w, s->threads);
+	json_put_lit(w, ",\"threads_exited\":");
+	json_u64(w, s->exited);
+}
+
+/**
+ * vc_write_vm_row() - write the per-VM row of one process sample
+ * @sink:	the JSONL sink
+ * @p:		the process
+ * @row:	the process sample, interpreted
+ *
+ * The schema of the Python perf-stat collector (its eight event keys
+ * always, null when not configured), with tid and vcpu null and role
+ * "vm"; other events follow under their own keys.
+ */
+void vc_write_vm_row(struct vc_sink *sink, const struct vc_proc *p,
+		     const struct vc_row *row)
+{
+	const struct vc_jsonl *out = container_of(sink, struct vc_jsonl, sink);
+	struct json_writer *w = out->rows;
+	bool used[VCPUPERF_MAX_EVENTS] = { false };
+	struct vc_row_keys k;
+	size_t n;
+	__u32 i;
+	int e;
+
+	vc_vm_row_head(w, out, p, row);
+	for (n = 0; n < ARRAY_SIZE(vc_vm_keys); n++) {
+		e = vc_vm_event(p, n);
+		json_put_char(w, ',');
+		json_str(w, vc_vm_keys[n].key);
+		json_put_char(w, ':');
+		if (e >= 0)
+			used[e] = true;
+		vc_opt_u64(w, e >= 0 && row->have[e], e >= 0 ? row->value[e] : 0);
+	}
+	for (i = 0; i < p->nr_events; i++) {
+		vc_make_key(&k, p->ev, i);
+		if (used[i])
+			continue;
+		json_put(w, k.key[i], k.len[i]);
+		vc_opt_u64(w, row->have[i], row->value[i]);
+	}
+	vc_put_key(w, VC_ROW_IPC);
+	vc_ratio(w, p->i_insns, p->i_cycles, row);
+	vc_put_key(w, VC_ROW_MISS_RATE);
+	vc_ratio(w, p->i_misses, p->i_refs, row);
+	vc_put_key(w, VC_ROW_ENABLED);
+	vc_opt_u64(w, row->counted, row->enabled_ns);
+	vc_put_key(w, VC_ROW_RUNNING);
+	vc_opt_u64(w, row->counted, row->running_ns);
+	vc_put_key(w, VC_ROW_MULTIPLEXED);
+	json_bool(w, row->multiplexed);
+	vc_put_key(w, VC_ROW_READ_WINDOW);
+	json_u64(w, row->ps->read_window_ns);
+	if (out->raw)
+		vc_raw(w, p->ev, row->ps->nr_events, row->ps->counting_mask,
+		       row->ps->counts);
+	json_put_lit(w, "}\n");
+	if (out->prom)
+		vc_prom_vm_row(out->prom, p, row);
 }

@@ -132,29 +132,36 @@ static __u32 vc_first_events_mask(__u32 nr)
 	return nr >= VC_BITS_PER_MASK ? ~0U : (1U << nr) - 1;
 }
 
-/*
- * Find a pair of events (A, B) by canonical hardware config, for a
- * ratio: both without modifiers if there is such a pair, else the first
- * pair counting the same thing (same u/k/G/H modifiers; pinning does not
+/**
+ * vc_pick_pair() - find a pair of events (A, B) for a ratio
+ * @ev:		the events
+ * @nr:		how many
+ * @cfg_a:	hardware config of A
+ * @cfg_b:	hardware config of B
+ * @ia:		index of A, -1 if none
+ * @ib:		index of B, -1 if none
+ *
+ * Both without modifiers if there is such a pair, else the first pair
+ * counting the same thing (same u/k/G/H modifiers; pinning does not
  * matter).
  */
-static void vc_pick_pair(struct vc_tid *t, __u64 cfg_a, __u64 cfg_b,
-			 int *ia, int *ib)
+void vc_pick_pair(const struct vcpuperf_event_desc *ev, __u32 nr,
+		  __u64 cfg_a, __u64 cfg_b, int *ia, int *ib)
 {
 	const __u32 ign = VCPUPERF_MOD_PINNED;
 	int pass, i, j;
 
 	*ia = *ib = -1;
 	for (pass = 0; pass < 2; pass++) {
-		for (i = 0; i < (int)t->nr_events; i++) {
-			const struct vcpuperf_event_desc *a = &t->ev[i];
+		for (i = 0; i < (int)nr; i++) {
+			const struct vcpuperf_event_desc *a = &ev[i];
 
 			if (a->type != PERF_TYPE_HARDWARE || a->config != cfg_a)
 				continue;
 			if (pass == 0 && (a->mods & ~ign))
 				continue;
-			for (j = 0; j < (int)t->nr_events; j++) {
-				const struct vcpuperf_event_desc *b = &t->ev[j];
+			for (j = 0; j < (int)nr; j++) {
+				const struct vcpuperf_event_desc *b = &ev[j];
 
 				if (b->type != PERF_TYPE_HARDWARE ||
 				    b->config != cfg_b ||
@@ -196,9 +203,9 @@ static void vc_thread_reset(struct vc_tid *t, const struct vcpuperf_started *s)
 		if (t->ev[i].mods >> VCPUPERF_MOD_NOT_APPLIED_SHIFT)
 			t->not_applied |= 1U << i;
 	}
-	vc_pick_pair(t, PERF_COUNT_HW_INSTRUCTIONS, PERF_COUNT_HW_CPU_CYCLES,
-		     &t->i_insns, &t->i_cycles);
-	vc_pick_pair(t, PERF_COUNT_HW_CACHE_MISSES,
+	vc_pick_pair(t->ev, t->nr_events, PERF_COUNT_HW_INSTRUCTIONS,
+		     PERF_COUNT_HW_CPU_CYCLES, &t->i_insns, &t->i_cycles);
+	vc_pick_pair(t->ev, t->nr_events, PERF_COUNT_HW_CACHE_MISSES,
 		     PERF_COUNT_HW_CACHE_REFERENCES, &t->i_misses, &t->i_refs);
 }
 
@@ -206,6 +213,7 @@ static void vc_thread_reset(struct vc_tid *t, const struct vcpuperf_started *s)
  * vc_thread_start() - apply a started record
  * @th:		the table
  * @s:		the validated started record
+ * @proc:	the thread's process, or NULL
  *
  * The thread is created if new and (re)initialised; then the sink makes
  * its own data for it.
@@ -213,7 +221,8 @@ static void vc_thread_reset(struct vc_tid *t, const struct vcpuperf_started *s)
  * Return: the thread, or NULL when out of memory.
  */
 struct vc_tid *vc_thread_start(struct vc_threads *th,
-			       const struct vcpuperf_started *s)
+			       const struct vcpuperf_started *s,
+			       const struct vc_proc *proc)
 {
 	struct vc_tid *t = vc_thread_get(th, s->rec.tid);
 	void *data;
@@ -221,6 +230,7 @@ struct vc_tid *vc_thread_start(struct vc_threads *th,
 	if (!t)
 		return NULL;
 	vc_thread_reset(t, s);
+	t->proc = proc;
 	data = th->sink->thread_start(th->sink, t, t->sink_data);
 	if (!data)
 		return NULL;
@@ -241,47 +251,67 @@ void vc_thread_unavailable(struct vc_tid *t,
 }
 
 /**
- * vc_thread_sample() - interpret a sample and advance the thread past it
- * @t:		the sampled thread, started, with as many events as @s
- * @s:		the validated sample record
- * @row:	filled with what the row says
+ * vc_counts_delta() - interpret cumulative counts against the previous ones
+ * @prev:	previous cumulative counts, replaced by @cur's
+ * @cur:	the counts just read
+ * @nr:		events
+ * @mask:	counters that exist
+ * @row:	filled: deltas, scaled values and what is known
  *
  * Per event: unknown when the counter does not exist; the raw delta (0)
  * when it was not enabled during the interval; unknown when it was
  * enabled but never ran on the PMU; else the delta scaled by
- * enabled/running.  The counts of @s become the thread's previous ones.
+ * enabled/running.
  */
-void vc_thread_sample(struct vc_tid *t, const struct vcpuperf_sample *s,
-		      struct vc_row *row)
+void vc_counts_delta(struct vcpuperf_count *prev,
+		     const struct vcpuperf_count *cur, __u32 nr, __u32 mask,
+		     struct vc_row *row)
 {
 	__u32 i;
 
-	row->s = s;
 	row->enabled_ns = 0;
 	row->running_ns = ~0ULL;
 	row->counted = false;
 	row->ran = false;
 	row->multiplexed = false;
-	for (i = 0; i < s->nr_events; i++) {
-		struct vp_delta dl;
+	for (i = 0; i < nr; i++) {
+		struct vp_delta *dl = &row->d[i];
 
 		row->have[i] = false;
-		if (!(s->counting_mask & (1U << i)))
+		memset(dl, 0, sizeof(*dl));
+		if (!(mask & (1U << i)))
 			continue;
 		row->counted = true;
-		vp_count_delta(&t->prev[i], &s->counts[i], &dl);
-		t->prev[i] = s->counts[i];
-		if (dl.enabled > row->enabled_ns)
-			row->enabled_ns = dl.enabled;
-		if (dl.running < row->running_ns)
-			row->running_ns = dl.running;
-		if (dl.enabled)
+		vp_count_delta(&prev[i], &cur[i], dl);
+		prev[i] = cur[i];
+		if (dl->enabled > row->enabled_ns)
+			row->enabled_ns = dl->enabled;
+		if (dl->running < row->running_ns)
+			row->running_ns = dl->running;
+		if (dl->enabled)
 			row->ran = true;
-		if (dl.running && dl.running < dl.enabled)
+		if (dl->running && dl->running < dl->enabled)
 			row->multiplexed = true;
-		row->have[i] = vp_scale(dl.value, dl.enabled, dl.running,
+		row->have[i] = vp_scale(dl->value, dl->enabled, dl->running,
 					&row->value[i]);
 	}
+}
+
+/**
+ * vc_thread_sample() - interpret a sample and advance the thread past it
+ * @t:		the sampled thread, started, with as many events as @s
+ * @s:		the validated sample record
+ * @row:	filled with what the row says (see vc_counts_delta())
+ *
+ * The counts of @s become the thread's previous ones.
+ */
+void vc_thread_sample(struct vc_tid *t, const struct vcpuperf_sample *s,
+		      struct vc_row *row)
+{
+	row->s = s;
+	row->ps = NULL;
+	vc_counts_delta(t->prev, s->counts, s->nr_events, s->counting_mask,
+			row);
 	t->exist_mask = s->counting_mask;
 	row->have_dt = t->have_prev_t;
 	row->dt_ns = (__s64)(s->rec.t_mono_ns - t->prev_t_mono);

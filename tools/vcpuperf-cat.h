@@ -6,9 +6,13 @@
  * decode.c	stream reassembly, record validation, sequence checking;
  *		hands what it decoded to a struct vc_sink
  * threads.c	per-thread state: the only place that changes it
+ * procs.c	per-process state (process records: VM identity, totals)
  * output.c	the JSONL sink: the callbacks rows.c and lifecycle.c provide
- * rows.c	one JSONL row per sample record
+ * rows.c	one JSONL row per sample record, one per-VM row per process
+ *		sample record
  * lifecycle.c	one JSON line per lifecycle record (perf_started, ...)
+ * prom.c	the node_exporter textfile (--textfile): counters summed
+ *		from the rows
  * control.c	debugfs paths, control writes, status, error advice
  * options.c	the command line, --help, checks before any I/O
  * loop.c	the read loop: signals, stop, polling, flushing
@@ -142,9 +146,54 @@ void json_key_bool(struct json_writer *w, const char *key, bool v);
 void json_key_null(struct json_writer *w, const char *key);
 void json_key_double(struct json_writer *w, const char *key, double v);
 
-/* ---- threads.c, decode.c: the decoder -------------------------------- */
+/* ---- threads.c, procs.c, decode.c: the decoder ----------------------- */
 
 #define VC_BITS_PER_MASK	32	/* events an event mask (__u32) can name */
+
+/**
+ * struct vc_proc - what the decoder knows about one attached process
+ * @pid:	process id, as its records carry it
+ * @kind:	VCPUPERF_TARGET_PID or VCPUPERF_TARGET_QEMU
+ * @flags:	VCPUPERF_ATTACH_* it was attached with
+ * @nr_events:	events of its process samples
+ * @threads:	threads given process counters at attach
+ * @comm:	its leader's name, NUL terminated
+ * @vm:		VM name from QEMU's -name, "" if none
+ * @uuid:	VM UUID from QEMU's -uuid, "" if none
+ * @ev:		the events of its process samples
+ * @prev:	previous cumulative counts of its process samples
+ * @have_prev_t: @prev_t_mono is valid
+ * @prev_t_mono: t_mono_ns of the previous process sample
+ * @i_cycles:	index of cycles for ipc, -1 if none (likewise the others)
+ * @i_insns:	index of instructions
+ * @i_refs:	index of cache-references
+ * @i_misses:	index of cache-misses
+ * @rows:	per-VM rows written since its process record
+ * @next:	the next process the decoder knows
+ *
+ * Only procs.c changes these; a process record for a pid seen before
+ * resets its entry in place (threads keep pointing at it).
+ */
+struct vc_proc {
+	__u32 pid;
+	__u32 kind;
+	__u32 flags;
+	__u32 nr_events;
+	__u32 threads;
+	char comm[VCPUPERF_COMM_LEN + 1];
+	char vm[VCPUPERF_VM_NAME_LEN + 1];
+	char uuid[VCPUPERF_UUID_LEN + 1];
+	struct vcpuperf_event_desc ev[VCPUPERF_MAX_EVENTS];
+	struct vcpuperf_count prev[VCPUPERF_MAX_EVENTS];
+	bool have_prev_t;
+	__u64 prev_t_mono;
+	int i_cycles;
+	int i_insns;
+	int i_refs;
+	int i_misses;
+	__u64 rows;
+	struct vc_proc *next;
+};
 
 /**
  * struct vc_tid - what the decoder knows about one sampled thread
@@ -167,6 +216,8 @@ void json_key_double(struct json_writer *w, const char *key, double v);
  * @rows:	rows written for this thread since its started record
  * @not_applied: events whose command keyword modifiers were left out,
  *		because the kernel would ignore them (bit i)
+ * @proc:	its process (VM identity), NULL when attached by tid= or
+ *		its process record is not known
  * @sink_data:	the sink's own data for this thread (from its thread_start)
  *
  * Only threads.c changes these fields; the sink gets them read-only.
@@ -190,12 +241,15 @@ struct vc_tid {
 	int i_misses;
 	__u64 rows;
 	__u32 not_applied;
+	const struct vc_proc *proc;
 	void *sink_data;
 };
 
 /**
  * struct vc_row - one sample record, interpreted against its thread
- * @s:		the validated sample record
+ * @s:		the validated sample record (NULL for a process sample)
+ * @ps:		the validated process sample record (NULL for a sample)
+ * @d:		per event, the raw deltas of value, enabled and running
  * @value:	per event, the interval's delta scaled by enabled/running
  * @have:	per event, @value is known: the counter exists, and it ran on
  *		the PMU if it was enabled (else the row says null)
@@ -210,6 +264,8 @@ struct vc_tid {
  */
 struct vc_row {
 	const struct vcpuperf_sample *s;
+	const struct vcpuperf_process_sample *ps;
+	struct vp_delta d[VCPUPERF_MAX_EVENTS];
 	__u64 value[VCPUPERF_MAX_EVENTS];
 	bool have[VCPUPERF_MAX_EVENTS];
 	__u64 enabled_ns;
@@ -236,6 +292,8 @@ struct vc_row {
  * @gap:	a sequence gap: @rec arrived when @expected was due;
  *		@explained when a dropped record accounts for exactly the
  *		missing numbers
+ * @process:	a process record was applied to @p
+ * @process_row: a process sample of @p, interpreted
  *
  * A table of callbacks, as perf's struct perf_tool: the decoder calls out
  * through it and knows nothing about output.  An output embeds it in its
@@ -251,6 +309,10 @@ struct vc_sink {
 			  const struct vc_tid *t, __u64 rows);
 	void (*gap)(struct vc_sink *sink, const struct vcpuperf_rec *rec,
 		    __u64 expected, bool explained);
+	void (*process)(struct vc_sink *sink, const struct vcpuperf_rec *rec,
+			const struct vc_proc *p);
+	void (*process_row)(struct vc_sink *sink, const struct vc_proc *p,
+			    const struct vc_row *row);
 };
 
 /**
@@ -271,11 +333,25 @@ int vc_threads_init(struct vc_threads *th, struct vc_sink *sink);
 void vc_threads_free(struct vc_threads *th);
 struct vc_tid *vc_thread_find(const struct vc_threads *th, __u32 tid);
 struct vc_tid *vc_thread_start(struct vc_threads *th,
-			       const struct vcpuperf_started *s);
+			       const struct vcpuperf_started *s,
+			       const struct vc_proc *proc);
 void vc_thread_unavailable(struct vc_tid *t,
 			   const struct vcpuperf_unavailable *u);
 void vc_thread_sample(struct vc_tid *t, const struct vcpuperf_sample *s,
 		      struct vc_row *row);
+void vc_pick_pair(const struct vcpuperf_event_desc *ev, __u32 nr,
+		  __u64 cfg_a, __u64 cfg_b, int *ia, int *ib);
+void vc_counts_delta(struct vcpuperf_count *prev,
+		     const struct vcpuperf_count *cur, __u32 nr, __u32 mask,
+		     struct vc_row *row);
+
+struct vc_proc *vc_proc_find(struct vc_proc *procs, __u32 pid);
+struct vc_proc *vc_proc_start(struct vc_proc **procs,
+			      const struct vcpuperf_process *r);
+void vc_proc_sample(struct vc_proc *p,
+		    const struct vcpuperf_process_sample *s,
+		    struct vc_row *row);
+void vc_procs_free(struct vc_proc **procs);
 
 /**
  * struct vc_stats - what happened while decoding
@@ -286,6 +362,8 @@ void vc_thread_sample(struct vc_tid *t, const struct vcpuperf_sample *s,
  * @bad:	records that failed validation and were skipped
  * @unknown:	records of unknown type skipped
  * @orphans:	samples for a thread without a started record
+ * @drops:	records the module dropped, as dropped records said
+ * @proc_rows:	process samples decoded (per-VM rows)
  */
 struct vc_stats {
 	__u64 records;
@@ -295,6 +373,8 @@ struct vc_stats {
 	__u64 bad;
 	__u64 unknown;
 	__u64 orphans;
+	__u64 drops;
+	__u64 proc_rows;
 };
 
 /**
@@ -308,6 +388,7 @@ struct vc_stats {
  * @finished:	the session finished record was read
  * @next_seq:	sequence number expected next
  * @threads:	per-thread state
+ * @procs:	per-process state, a list
  * @stats:	counters
  * @fatal:	the stream cannot be decoded further
  * @grid_ns:	grid point of the latest sample on the grid, 0 for none
@@ -323,6 +404,7 @@ struct vc_decoder {
 	bool finished;
 	__u64 next_seq;
 	struct vc_threads threads;
+	struct vc_proc *procs;
 	struct vc_stats stats;
 	bool fatal;
 	__u64 grid_ns;
@@ -346,6 +428,7 @@ size_t vc_mod_letters(char *buf, size_t len, __u32 mods);
  * @events:	writer of lifecycle lines (may be @rows)
  * @mono_origin: subtracted from every t_mono_ns
  * @raw:	add the raw cumulative values to each row
+ * @prom:	the textfile's totals (--textfile), or NULL
  */
 struct vc_jsonl {
 	struct vc_sink sink;
@@ -353,21 +436,40 @@ struct vc_jsonl {
 	struct json_writer *events;
 	__u64 mono_origin;
 	bool raw;
+	struct vc_prom *prom;
 };
 
 void vc_jsonl_init(struct vc_jsonl *out, struct json_writer *rows,
-		   struct json_writer *events, __u64 mono_origin, bool raw);
+		   struct json_writer *events, __u64 mono_origin, bool raw,
+		   struct vc_prom *prom);
 
 void *vc_row_thread_start(struct vc_sink *sink, const struct vc_tid *t,
 			  void *data);
 void vc_row_thread_free(struct vc_sink *sink, void *data);
 void vc_write_row(struct vc_sink *sink, const struct vc_tid *t,
 		  const struct vc_row *row);
+void vc_write_vm_row(struct vc_sink *sink, const struct vc_proc *p,
+		     const struct vc_row *row);
 
 void vc_write_lifecycle(struct vc_sink *sink, const struct vcpuperf_rec *rec,
 			const struct vc_tid *t, __u64 rows);
 void vc_write_seq_gap(struct vc_sink *sink, const struct vcpuperf_rec *rec,
 		      __u64 expected, bool explained);
+void vc_write_process(struct vc_sink *sink, const struct vcpuperf_rec *rec,
+		      const struct vc_proc *p);
+
+/* ---- prom.c ----------------------------------------------------------- */
+
+struct vc_prom;
+
+struct vc_prom *vc_prom_new(const char *path);
+void vc_prom_free(struct vc_prom *pr);
+void vc_prom_row(struct vc_prom *pr, const struct vc_tid *t,
+		 const struct vc_row *row);
+void vc_prom_vm_row(struct vc_prom *pr, const struct vc_proc *p,
+		    const struct vc_row *row);
+int vc_prom_write(struct vc_prom *pr, bool up);
+bool vc_prom_dirty(const struct vc_prom *pr);
 
 /* ---- options.c -------------------------------------------------------- */
 
@@ -390,6 +492,9 @@ void vc_write_seq_gap(struct vc_sink *sink, const struct vcpuperf_rec *rec,
  * @device:	--device
  * @replay:	--replay
  * @record:	--record
+ * @flags:	VCPUPERF_ATTACH_* of --per-vm and --emulator-threads
+ * @textfile:	--textfile, or NULL
+ * @quiet:	-q: no live status line
  */
 struct vc_opts {
 	enum vcpuperf_target_kind kind;
@@ -409,6 +514,9 @@ struct vc_opts {
 	const char *device;
 	const char *replay;
 	const char *record;
+	__u32 flags;
+	const char *textfile;
+	bool quiet;
 };
 
 int vc_parse_args(int argc, char **argv, struct vc_opts *o);
@@ -433,6 +541,11 @@ int vc_validate(const struct vc_opts *o, char *attach, size_t len,
  * @spurious:	reads in a row that found nothing after poll said ready
  * @paced:	the last wait was a paced sleep (no wake-up asked for)
  * @paced_empty: ... and the read after it found nothing
+ * @prom:	the textfile to rewrite, or NULL
+ * @prom_at:	when it was last written
+ * @status:	show the live status line on standard error
+ * @status_at:	when it was last shown
+ * @started:	when the loop began
  */
 struct vc_loop {
 	int fd;
@@ -449,6 +562,11 @@ struct vc_loop {
 	int spurious;
 	bool paced;
 	bool paced_empty;
+	struct vc_prom *prom;
+	__u64 prom_at;
+	bool status;
+	__u64 status_at;
+	__u64 started;
 };
 
 void vc_signals_setup(void);

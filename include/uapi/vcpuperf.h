@@ -57,6 +57,7 @@
  *
  *   TARGET   := tid=N[,N...] | pid=N | qemu=N
  *   MODIFIER := guest_only | host_only | user_only | kernel_only | pinned
+ *             | process_totals | all_threads
  *   DURATION := N[us|ms|s]   (no unit means ms; 1 ms <= DURATION <= 60 s)
  *   SIZE     := N[K|M|G]     (no unit means KiB; 64 KiB <= SIZE <= 1 GiB)
  *   MODE     := auto | direct | kick | lazy
@@ -64,6 +65,14 @@
  *             | SUBSYS:TRACEPOINT[:MODS]
  *   MODS     := letters from u (user only), k (kernel only),
  *               G (guest only), H (host only), D (pinned)
+ *
+ * process_totals (pid= and qemu= only) also counts the whole process:
+ * one inherited counter (perf_event_attr.inherit) per event on every
+ * thread the process has when it is attached, which perf extends to
+ * every thread created afterwards (threads that start and end between
+ * two passes included); their sum is a VCPUPERF_REC_PROCESS_SAMPLE per
+ * pass.  all_threads (qemu= only) samples every thread of the QEMU
+ * process, the emulator's as well as the vCPU threads.
  *
  * "ring" replaces the collection's ring with one of SIZE bytes; the records
  * queued are kept (-EBUSY if they would not fit).
@@ -151,6 +160,8 @@ enum vcpuperf_rec_type {
 	VCPUPERF_REC_DROPPED,
 	VCPUPERF_REC_FINISHED,
 	VCPUPERF_REC_DETACHED,
+	VCPUPERF_REC_PROCESS,
+	VCPUPERF_REC_PROCESS_SAMPLE,
 	VCPUPERF_REC_MAX,
 };
 
@@ -160,6 +171,15 @@ enum vcpuperf_target_kind {
 	VCPUPERF_TARGET_PID,
 	VCPUPERF_TARGET_QEMU,
 };
+
+/* Attach flags: the attach words that are not event modifiers. */
+#define VCPUPERF_ATTACH_PROCESS_TOTALS	(1U << 0)	/* process_totals */
+#define VCPUPERF_ATTACH_ALL_THREADS	(1U << 1)	/* all_threads */
+#define VCPUPERF_ATTACH_ALL		0x3U
+
+/* VM identity from a QEMU command line (-name guest=NAME, -uuid UUID). */
+#define VCPUPERF_VM_NAME_LEN	128	/* NUL included; longer is cut */
+#define VCPUPERF_UUID_LEN	40	/* 36 characters and a NUL, padded */
 
 /* Event modifier flags (vcpuperf_event_desc.mods). */
 #define VCPUPERF_MOD_USER	(1U << 0)	/* u: exclude_kernel, exclude_hv */
@@ -486,6 +506,73 @@ struct vcpuperf_detached {
 	struct vcpuperf_target_id id;
 	__u32 reason;
 	__u32 reserved;
+};
+
+/**
+ * struct vcpuperf_process - a process is attached (pid= or qemu=)
+ * @rec:	common header, tid 0
+ * @pid:	the process, as the attaching writer numbers it
+ * @kind:	VCPUPERF_TARGET_PID or VCPUPERF_TARGET_QEMU
+ * @flags:	VCPUPERF_ATTACH_* given
+ * @nr_events:	entries in @events
+ * @threads:	threads given process counters at attach (0 without
+ *		process_totals)
+ * @reserved:	zero
+ * @interval_ns: sampling interval in force
+ * @comm:	name of the process's leader thread
+ * @vm:		for qemu=: the guest name of QEMU's -name option
+ *		(guest=NAME or its first value), "" when absent
+ * @uuid:	for qemu=: the value of QEMU's -uuid option, "" when absent
+ * @events:	the configured events, in process sample order
+ *
+ * Queued before the started records of the process's threads; the VM
+ * identity is read once, from the process's command line, at attach.
+ */
+struct vcpuperf_process {
+	struct vcpuperf_rec rec;
+	__u32 pid;
+	__u32 kind;
+	__u32 flags;
+	__u32 nr_events;
+	__u32 threads;
+	__u32 reserved;
+	__u64 interval_ns;
+	char comm[VCPUPERF_COMM_LEN];
+	char vm[VCPUPERF_VM_NAME_LEN];
+	char uuid[VCPUPERF_UUID_LEN];
+	struct vcpuperf_event_desc events[];
+};
+
+/**
+ * struct vcpuperf_process_sample - one read of a process's totals
+ * @rec:	common header, tid 0; time of the first read
+ * @pid:	the process, as in its process record
+ * @nr_events:	entries in @counts
+ * @counting_mask: bit i set when event i is counted on some thread
+ * @flags:	VCPUPERF_SAMPLE_FINAL on the last one
+ * @threads:	threads holding the process counters (those present at
+ *		attach; the threads created since count through them)
+ * @exited:	of those, threads that have exited
+ * @interval_ns: nominal sampling interval of this pass
+ * @read_window_ns: ns from the first to the last read
+ * @counts:	per event, cumulative value, enabled and running summed
+ *		over every thread of the process since attach (live and
+ *		exited); zero where the bit in @counting_mask is 0
+ *
+ * Queued once per sampling pass per process attached with
+ * process_totals, after the samples of its threads.
+ */
+struct vcpuperf_process_sample {
+	struct vcpuperf_rec rec;
+	__u32 pid;
+	__u32 nr_events;
+	__u32 counting_mask;
+	__u32 flags;
+	__u32 threads;
+	__u32 exited;
+	__u64 interval_ns;
+	__u64 read_window_ns;
+	struct vcpuperf_count counts[];
 };
 
 /**

@@ -269,6 +269,9 @@ BAD_COMMANDS = [
     ("attach tid=1\nstop", errno.EINVAL), (b"attach tid=1\x00", errno.EINVAL),
     (b"attach tid=1 events=cycles\xff", errno.EINVAL),
     ("attach qemu=1", errno.ESRCH), ("x" * 17000, errno.E2BIG),
+    ("attach tid=1 process_totals", errno.EINVAL),
+    ("attach pid=1 all_threads", errno.EINVAL),
+    ("attach qemu=1 process_totals process_totals", errno.EINVAL),
 ]
 
 
@@ -611,6 +614,9 @@ TESTS.extend(vpself.TESTS)
 # PMU (tests/pmu, $VP_TESTPMU): tests/integration/pmu.py.
 import pmu  # noqa: E402
 TESTS.extend(pmu.TESTS)
+# VM identity and whole-VM totals: tests/integration/vpvm.py.
+import vpvm  # noqa: E402
+TESTS.extend(vpvm.TESTS)
 
 
 def expect_oserror(fn, want, what):

@@ -33,7 +33,10 @@ NAME_LEN = 48
 COMM_LEN = 16
 NO_VCPU = -1
 (HEADER, SAMPLE, STARTED, UNAVAILABLE, FIRST_ROW, MULTIPLEXED, NO_COUNTERS,
- VCPU_ADDED, TASK_EXITED, DROPPED, FINISHED, DETACHED) = range(1, 13)
+ VCPU_ADDED, TASK_EXITED, DROPPED, FINISHED, DETACHED, PROCESS,
+ PROCESS_SAMPLE) = range(1, 15)
+ATTACH_PROCESS_TOTALS, ATTACH_ALL_THREADS = 1, 2
+VM_NAME_LEN, UUID_LEN = 128, 40
 KIND_TID, KIND_PID, KIND_QEMU = 1, 2, 3
 MOD_U, MOD_K, MOD_G, MOD_H, MOD_D = 1, 2, 4, 8, 16
 CAUSE_NO_PMU, CAUSE_NEVER_COUNTED = 1, 9
@@ -171,6 +174,30 @@ class Stream:
         body = struct.pack("=" + ID_FMT + "II", pid, vcpu, reason, 0)
         return self._put(DETACHED, tid, body)
 
+    def process(self, pid=100, kind=KIND_QEMU, flags=ATTACH_PROCESS_TOTALS,
+                events=DEFAULT_EVENTS, threads=3, comm=b"qemu-system-x86",
+                vm=b"", uuid=b"", interval_ns=100_000_000):
+        body = struct.pack("=IIIIIIQ16s128s40s", pid, kind, flags,
+                           len(events), threads, 0, interval_ns, comm, vm,
+                           uuid)
+        for name, etype, mods, config in events:
+            body += struct.pack("=48sIIQ", name.encode(), etype, mods,
+                                config)
+        return self._put(PROCESS, 0, body)
+
+    def process_sample(self, counts, pid=100, mask=None, flags=0, threads=3,
+                       exited=0, interval_ns=100_000_000, window=777,
+                       t=None):
+        if mask is None:
+            mask = (1 << len(counts)) - 1
+        if t is not None:
+            self.t = t
+        body = struct.pack("=IIIIIIQQ", pid, len(counts), mask, flags,
+                           threads, exited, interval_ns, window)
+        for c in counts:
+            body += struct.pack("=" + COUNT_FMT, *c)
+        return self._put(PROCESS_SAMPLE, 0, body)
+
     def unknown(self, rtype=99, nbytes=24):
         return self._put(rtype, 0, b"\xab" * nbytes)
 
@@ -224,6 +251,148 @@ class ToolCase(unittest.TestCase):
         return [e for e in self.events if e["event"] == name]
 
 
+SW_EVENTS = [("page-faults", SW, 0, SW_PAGE_FAULTS),
+             ("task-clock", SW, 0, SW_TASK_CLOCK)]
+
+
+class TestProcess(ToolCase):
+    """Process records (VM identity) and process samples (per-VM rows)."""
+
+    def stream(self):
+        s = Stream()
+        s.process(vm=b"vm1", uuid=b"c7a5fdbd-edaf-9455-926a-d65c16db1809",
+                  events=SW_EVENTS)
+        s.started(7, events=SW_EVENTS, vcpu=0)
+        s.started(8, events=SW_EVENTS, vcpu=NO_VCPU, comm=b"worker")
+        s.sample(7, [(10, 50, 50), (1000, 50, 50)], t=2_000_000_000)
+        s.sample(8, [(3, 40, 40), (500, 40, 40)], vcpu=NO_VCPU)
+        s.process_sample([(100, 300, 300), (9000, 300, 300)],
+                         t=2_000_010_000)
+        s.sample(7, [(25, 150, 150), (3000, 150, 150)], t=2_100_000_000)
+        s.process_sample([(400, 900, 450), (20000, 900, 900)], exited=1,
+                         t=2_100_010_000, flags=SAMPLE_FINAL)
+        return s
+
+    def test_vm_row_schema(self):
+        self.assertEqual(self.replay(self.stream()), 0, self.err)
+        vm = [r for r in self.rows if r["tid"] is None]
+        self.assertEqual(len(vm), 2)
+        r = vm[1]
+        self.assertEqual(list(r)[:19], [
+            "t_mono_ns", "t_wall_ns", "source", "available_in_deployment",
+            "interval_s", "dt_ns", "seq", "pid", "tid", "vcpu", "role", "vm",
+            "uuid", "threads", "threads_exited"] + DEFAULT_KEYS[:4])
+        for k in DEFAULT_KEYS + ["ipc", "cache_miss_rate"]:
+            self.assertIn(k, r)
+        self.assertEqual((r["role"], r["vm"], r["pid"], r["vcpu"]),
+                         ("vm", "vm1", 100, None))
+        self.assertEqual(r["uuid"], "c7a5fdbd-edaf-9455-926a-d65c16db1809")
+        self.assertIsNone(r["cycles"])
+        self.assertIsNone(r["ipc"])
+        # 300 more faults, 600 ns enabled, 150 running: scaled to 1200
+        self.assertEqual(r["page_faults"], 1200)
+        self.assertIs(r["multiplexed"], True)
+        self.assertEqual(r["task_clock"], 11000)
+        self.assertEqual(r["threads_exited"], 1)
+        self.assertEqual(r["dt_ns"], 100_000_000)
+        self.assertEqual(vm[0]["page_faults"], 100)
+
+    def test_identity_and_role_in_thread_rows(self):
+        self.assertEqual(self.replay(self.stream()), 0, self.err)
+        th = {r["tid"]: r for r in self.rows if r["tid"] is not None}
+        self.assertEqual((th[7]["role"], th[7]["vm"]), ("vcpu", "vm1"))
+        self.assertEqual((th[8]["role"], th[8]["vcpu"]), ("emulator", None))
+        st = self.ev("perf_started")
+        self.assertTrue(all(e["vm"] == "vm1" for e in st))
+        pr = self.ev("perf_process_started")
+        self.assertEqual(len(pr), 1)
+        self.assertEqual((pr[0]["vm"], pr[0]["process_totals"],
+                          pr[0]["events"]), ("vm1", True,
+                                             ["page-faults", "task-clock"]))
+
+    def test_no_identity_is_null(self):
+        s = Stream()
+        s.process(kind=KIND_PID, flags=0, events=SW_EVENTS)
+        s.started(7, events=SW_EVENTS, kind=KIND_PID, vcpu=NO_VCPU)
+        s.sample(7, [(10, 50, 50), (1000, 50, 50)])
+        self.assertEqual(self.replay(s), 0, self.err)
+        r = self.rows[0]
+        self.assertEqual((r["vm"], r["uuid"], r["role"]), (None, None, None))
+
+    def test_textfile(self):
+        path = self.path("vcpuperf.prom")
+        self.assertEqual(self.replay(self.stream(), "--textfile", path), 0,
+                         self.err)
+        with open(path) as f:
+            text = f.read()
+        lab = 'vm="vm1",uuid="c7a5fdbd-edaf-9455-926a-d65c16db1809"'
+        self.assertIn("vcpuperf_up 0\n", text)
+        self.assertIn('vcpuperf_page_faults_total{%s,vcpu="0",mode="all"} '
+                      '25\n' % lab, text)
+        self.assertIn('vcpuperf_page_faults_total{%s,vcpu="none",mode="all"}'
+                      ' 3\n' % lab, text)
+        self.assertIn('vcpuperf_task_clock_seconds_total{%s,vcpu="0",'
+                      'mode="all"} 0.000003000\n' % lab, text)
+        self.assertIn('vcpuperf_process_page_faults_total{%s,mode="all"} '
+                      '400\n' % lab, text)
+        self.assertIn('vcpuperf_process_scaling_ratio{%s,mode="all",'
+                      'event="page_faults"} 0.500000\n' % lab, text)
+        self.assertEqual(text.count("# TYPE vcpuperf_page_faults_total "
+                                    "counter"), 1)
+        self.assertFalse(os.path.exists(path + ".tmp"))
+
+
+class TestStatusLine(ToolCase):
+    """The live status line: on standard error when it is a terminal (a
+    pty here), never with -q, never when it is a pipe."""
+
+    def stream(self):
+        s = Stream()
+        s.started(7)
+        for i in range(3):
+            s.sample(7, [(i, i, i)] * 8)
+        first = s.skip(2)
+        s.dropped(2, first, 2)
+        s.sample(7, [(9, 9, 9)] * 8)
+        return s
+
+    def run_pty(self, *extra):
+        import pty
+        src = self.path("s.bin")
+        with open(src, "wb") as f:
+            f.write(self.stream().bytes())
+        master, slave = pty.openpty()
+        p = subprocess.Popen([TOOL, "--replay", src, "-o",
+                              self.path("o.jsonl")] + list(extra),
+                             stderr=slave, stdout=subprocess.DEVNULL)
+        os.close(slave)
+        out = b""
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:         # EIO: the tool closed its side
+                break
+            if not chunk:
+                break
+            out += chunk
+        os.close(master)
+        self.assertEqual(p.wait(timeout=30), 0)
+        return out.decode(errors="replace")
+
+    def test_terminal_shows_status(self):
+        out = self.run_pty()
+        self.assertIn("vcpuperf-cat: 4 rows, 0 per-VM rows, 2 dropped", out)
+        self.assertIn("\r", out)
+
+    def test_quiet(self):
+        self.assertEqual(self.run_pty("-q"), "")
+
+    def test_pipe_never(self):
+        self.assertEqual(self.replay(self.stream()), 0, self.err)
+        self.assertNotIn("rows,", self.err)
+        self.assertNotIn("\r", self.err)
+
+
 class TestHeader(ToolCase):
     def test_bad_magic(self):
         s = Stream(magic=0x12345678)
@@ -270,7 +439,8 @@ class TestRows(ToolCase):
         r = self.rows[0]
         self.assertEqual(list(r), [
             "t_mono_ns", "t_wall_ns", "source", "available_in_deployment",
-            "interval_s", "dt_ns", "seq", "pid", "tid", "vcpu", "ran"] +
+            "interval_s", "dt_ns", "seq", "pid", "tid", "vcpu", "role", "vm",
+            "uuid", "ran"] +
             DEFAULT_KEYS + ["ipc", "cache_miss_rate", "time_enabled_ns",
                             "time_running_ns", "multiplexed",
                             "read_window_ns", "late_ns"])

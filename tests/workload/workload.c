@@ -65,6 +65,16 @@ static long opt_hold_ms = 2000;
 static const char *opt_report;
 static const char *opt_ready;
 static bool opt_wait_go;
+static bool opt_spawner;
+static long opt_spawn;
+static long opt_spawn_pages;
+static long opt_spawn_gap_us = 1000;
+static const char *opt_done;
+
+/* The spawner thread (--spawner): not a vCPU, named "worker". */
+static pthread_t spawner;
+static volatile pid_t spawner_tid;
+static long spawned;			/* threads it started and joined */
 
 static struct worker *workers;
 static int nworkers;			/* includes a spawned late thread */
@@ -219,6 +229,23 @@ static void do_pages(long k)
 	/* Left mapped on purpose: unmapping is not part of the measured work. */
 }
 
+static void do_pages_unmap(long k)
+{
+	char *m;
+	long i;
+
+	if (k <= 0)
+		return;
+	m = mmap(NULL, (size_t)k * PAGE_SZ, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		die("mmap %ld pages: %s", k, strerror(errno));
+	madvise(m, (size_t)k * PAGE_SZ, MADV_NOHUGEPAGE);
+	for (i = 0; i < k; i++)
+		((volatile char *)m)[i * PAGE_SZ] = 1;
+	munmap(m, (size_t)k * PAGE_SZ);
+}
+
 static void do_sleeps(long m, long us)
 {
 	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 }, rem;
@@ -290,6 +317,52 @@ static void *worker_main(void *arg)
 		pthread_exit(NULL);
 	}
 	/* idle, blocked (all catchable signals are blocked), until exit */
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/* A short-lived thread: touch fresh pages, unmap them, exit. */
+static void *short_main(void *arg)
+{
+	(void)arg;
+	do_pages_unmap(opt_spawn_pages);
+	return NULL;
+}
+
+/*
+ * The spawner: present from the start (so that it holds whole-process
+ * counters), it waits for go like the workers, then starts and joins
+ * --spawn short-lived threads one after the other, --spawn-gap-us apart;
+ * each lives far less than a sampling interval.
+ */
+static void *spawner_main(void *arg)
+{
+	struct timespec gap = { opt_spawn_gap_us / 1000000,
+				(opt_spawn_gap_us % 1000000) * 1000 };
+	pthread_t t;
+	long i;
+	int rc;
+
+	(void)arg;
+	pthread_setname_np(pthread_self(), "worker");
+	prefault_stack();
+	pthread_mutex_lock(&lock);
+	spawner_tid = my_tid();
+	named++;
+	pthread_cond_broadcast(&cond);
+	while (!go)
+		pthread_cond_wait(&cond, &lock);
+	pthread_mutex_unlock(&lock);
+	for (i = 0; i < opt_spawn; i++) {
+		rc = pthread_create(&t, NULL, short_main, NULL);
+		if (rc)
+			die("pthread_create: %s", strerror(rc));
+		pthread_join(t, NULL);
+		__atomic_add_fetch(&spawned, 1, __ATOMIC_RELEASE);
+		nanosleep(&gap, NULL);
+	}
+	__atomic_add_fetch(&done, 1, __ATOMIC_RELEASE);
 	for (;;)
 		pause();
 	return NULL;
@@ -395,8 +468,10 @@ static void write_report(bool complete, int sig)
 	f = open_atomic(opt_report, tmp, sizeof(tmp));
 	fprintf(f, "{\"pid\": %d, \"complete\": %s, \"signal\": %d, "
 		"\"go_mono_ns\": %" PRId64 ", \"end_mono_ns\": %" PRId64
+		", \"spawner_tid\": %d, \"spawned\": %ld, \"spawn_pages\": %ld"
 		", \"threads\": [", (int)getpid(), complete ? "true" : "false",
-		sig, go_mono_ns, now_ns(CLOCK_MONOTONIC));
+		sig, go_mono_ns, now_ns(CLOCK_MONOTONIC), (int)spawner_tid,
+		__atomic_load_n(&spawned, __ATOMIC_ACQUIRE), opt_spawn_pages);
 	for (i = 0; i < nworkers; i++) {
 		struct worker *w = &workers[i];
 		bool hb = __atomic_load_n(&w->has_before, __ATOMIC_ACQUIRE);
@@ -433,7 +508,7 @@ static void write_ready(void)
 		fputs("], \"vcpus\": [", f);
 		for (i = 0; i < nworkers; i++)
 			fprintf(f, "%s%d", i ? ", " : "", workers[i].vcpu);
-		fputs("]}\n", f);
+		fprintf(f, "], \"spawner_tid\": %d}\n", (int)spawner_tid);
 		close_atomic(f, tmp, opt_ready);
 	}
 	printf("READY pid=%d tids=", (int)getpid());
@@ -441,6 +516,21 @@ static void write_ready(void)
 		printf("%s%d", i ? "," : "", (int)workers[i].tid);
 	printf("\n");
 	fflush(stdout);
+}
+
+static bool done_written;
+
+static void write_done(void)
+{
+	char tmp[PATH_MAX];
+	FILE *f;
+
+	done_written = true;
+	if (!opt_done)
+		return;
+	f = open_atomic(opt_done, tmp, sizeof(tmp));
+	fprintf(f, "{\"done_mono_ns\": %" PRId64 "}\n", now_ns(CLOCK_MONOTONIC));
+	close_atomic(f, tmp, opt_done);
 }
 
 static void usage(FILE *f)
@@ -469,6 +559,16 @@ static void usage(FILE *f)
 "                      {\"pid\": P, \"tids\": [...], \"vcpus\": [...]} to FILE\n"
 "                      (a line \"READY pid=P tids=a,b,c\" is always printed)\n"
 "  --wait-go           wait for SIGUSR1 before starting the work\n"
+"  --spawner           one more thread, named \"worker\" (no vCPU), that\n"
+"                      after go starts and joins short-lived threads\n"
+"  --spawn N           the spawner's threads, one after the other\n"
+"  --spawn-pages K     each of them touches (then unmaps) K fresh pages\n"
+"  --spawn-gap-us U    pause between two of them (default 1000)\n"
+"  --done FILE         once all the work is done, atomically write\n"
+"                      {\"done_mono_ns\": T} to FILE; then the process is\n"
+"                      quiescent (every thread blocked) until --hold-ms\n"
+"  -- ARGS...          ignored: a QEMU-like command line for the tests\n"
+"                      that read /proc/PID/cmdline\n"
 "  -h, --help          this help\n"
 "\n"
 "Report: {\"pid\", \"complete\", \"signal\", \"go_mono_ns\", \"end_mono_ns\",\n"
@@ -520,7 +620,8 @@ static void finish(bool complete, int sig)
 int main(int argc, char **argv)
 {
 	enum { O_NAMEFMT = 256, O_PAGES, O_SLEEPS, O_SLEEPUS, O_BURN, O_LATE,
-	       O_EXIT, O_HOLD, O_REPORT, O_READY, O_WAITGO };
+	       O_EXIT, O_HOLD, O_REPORT, O_READY, O_WAITGO, O_SPAWNER,
+	       O_SPAWN, O_SPAWNPAGES, O_SPAWNGAP, O_DONE };
 	static const struct option lopts[] = {
 		{ "threads", required_argument, NULL, 't' },
 		{ "name-fmt", required_argument, NULL, O_NAMEFMT },
@@ -534,6 +635,11 @@ int main(int argc, char **argv)
 		{ "report", required_argument, NULL, O_REPORT },
 		{ "ready", required_argument, NULL, O_READY },
 		{ "wait-go", no_argument, NULL, O_WAITGO },
+		{ "spawner", no_argument, NULL, O_SPAWNER },
+		{ "spawn", required_argument, NULL, O_SPAWN },
+		{ "spawn-pages", required_argument, NULL, O_SPAWNPAGES },
+		{ "spawn-gap-us", required_argument, NULL, O_SPAWNGAP },
+		{ "done", required_argument, NULL, O_DONE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -556,11 +662,17 @@ int main(int argc, char **argv)
 		case O_REPORT: opt_report = optarg; break;
 		case O_READY: opt_ready = optarg; break;
 		case O_WAITGO: opt_wait_go = true; break;
+		case O_SPAWNER: opt_spawner = true; break;
+		case O_SPAWN: opt_spawn = parse_num("spawn", optarg, 0, 1L << 20); break;
+		case O_SPAWNPAGES: opt_spawn_pages = parse_num("spawn-pages", optarg, 0, 1L << 20); break;
+		case O_SPAWNGAP: opt_spawn_gap_us = parse_num("spawn-gap-us", optarg, 0, 1L << 30); break;
+		case O_DONE: opt_done = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
-	if (optind < argc)
+	/* getopt stops at "--": what follows is a command line to show */
+	if (optind < argc && strcmp(argv[optind - 1], "--"))
 		die("unexpected argument '%s' (see --help)", argv[optind]);
 
 	/* Signals are only ever taken synchronously by main (sigwait). */
@@ -593,9 +705,14 @@ int main(int argc, char **argv)
 	nstart = opt_threads;
 	for (i = 0; i < nstart; i++)
 		start_worker(i);
+	if (opt_spawner) {
+		c = pthread_create(&spawner, NULL, spawner_main, NULL);
+		if (c)
+			die("pthread_create: %s", strerror(c));
+	}
 
 	pthread_mutex_lock(&lock);
-	while (named < nstart)
+	while (named < nstart + opt_spawner)
 		pthread_cond_wait(&cond, &lock);
 	pthread_mutex_unlock(&lock);
 	write_ready();
@@ -627,13 +744,17 @@ int main(int argc, char **argv)
 			late_pending = false;
 			continue;
 		}
-		if (!late_pending && ndone >= nworkers && now >= hold_deadline)
+		if (!late_pending && ndone >= nworkers + opt_spawner &&
+		    !done_written)
+			write_done();
+		if (!late_pending && ndone >= nworkers + opt_spawner &&
+		    now >= hold_deadline)
 			break;
 		/* poll for "all done" every 10 ms, otherwise sleep to a deadline */
 		deadline = now + 10000000LL;
 		if (late_pending && late_deadline < deadline)
 			deadline = late_deadline;
-		if (!late_pending && ndone >= nworkers)
+		if (!late_pending && ndone >= nworkers + opt_spawner)
 			deadline = hold_deadline;
 		sig = wait_term(&termset, deadline);
 		if (sig)

@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Processes as a whole: the process record of an attached process (with
+ * the VM identity of a QEMU, read once from its command line) and, with
+ * process_totals, counting every thread of the process, short-lived ones
+ * included, with inherited counters.
+ *
+ * perf_event_create_kernel_counter() takes attr.inherit: a counter with
+ * inherit on thread T gets a child counter in every thread T creates
+ * afterwards (and their children, linked flat to T's counter), a child's
+ * count folds into the parent's child_count when it exits, and
+ * perf_event_read_value() returns count + child_count + the live
+ * children.  One such counter per event on every thread present at
+ * attach therefore covers every thread created later, since each is
+ * created by a thread of the process.  A thread created while the
+ * counters are being made, by a thread that has none yet, is caught by a
+ * rescan: it gets counters of its own unless it already inherited ours.
+ */
+#include <linux/mm.h>
+#include <linux/perf_event.h>
+#include <linux/rcupdate.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+
+#include "vcpuperf.h"
+
+/* Bytes of a command line read for the VM identity; the rest is cut. */
+#define VP_CMDLINE_MAX		(16 * 1024)
+/*
+ * Scans at attach: the first takes every thread; each later one only
+ * threads created during the previous one by a thread without counters
+ * yet, so two or three suffice unless the process floods clone().
+ */
+#define VP_PROC_SCANS		8
+
+/* Is @t one of the threads given counters at attach? */
+static bool vp_proc_has(const struct vp_proc *p, struct task_struct *t)
+{
+	u32 k;
+
+	for (k = 0; k < p->nr; k++)
+		if (p->threads[k].task == t)
+			return true;
+	return false;
+}
+
+/*
+ * Does @t already hold one of the process counters, having inherited it
+ * from the thread that created it?  The counters of a thread live in its
+ * perf context; perf may swap a cloned context between a parent and a
+ * child thread at a context switch, so both the counter itself and its
+ * children are looked at.
+ */
+static bool vp_proc_inherited(const struct vp_proc *p, u32 nr_events,
+			      struct task_struct *t)
+{
+	struct perf_event *parent, *child;
+	bool found = false;
+	u32 k, i;
+
+	for (k = 0; k < p->nr && !found; k++) {
+		for (i = 0; i < nr_events && !found; i++) {
+			parent = p->threads[k].event[i];
+			if (!parent)
+				continue;
+			mutex_lock(&parent->child_mutex);
+			found = READ_ONCE(parent->ctx->task) == t;
+			list_for_each_entry(child, &parent->child_list,
+					    child_list) {
+				if (found)
+					break;
+				found = READ_ONCE(child->ctx->task) == t;
+			}
+			mutex_unlock(&parent->child_mutex);
+		}
+	}
+	return found;
+}
+
+/* Threads of @leader's process without process counters, referenced. */
+static u32 vp_proc_collect(const struct vp_proc *p, struct task_struct *leader,
+			   struct task_struct **tasks, u32 max)
+{
+	struct task_struct *t;
+	u32 n = 0;
+
+	rcu_read_lock();
+	for_each_thread(leader, t) {
+		if (n == max)
+			break;
+		if ((t->flags & PF_EXITING) || vp_proc_has(p, t))
+			continue;
+		get_task_struct(t);
+		tasks[n++] = t;
+	}
+	rcu_read_unlock();
+	return n;
+}
+
+/* Inherited counters for every event of @g on @t, added to @p. */
+static void vp_proc_add(struct vp_proc *p, const struct vp_group *g,
+			struct task_struct *t)
+{
+	struct vp_pthread *pt = &p->threads[p->nr++];
+	struct perf_event_attr attr;
+	struct perf_event *ev;
+	u32 i;
+
+	pt->task = t;
+	for (i = 0; i < g->nr_events; i++) {
+		vp_build_attr(&g->events[i], &attr);
+		attr.inherit = 1;
+		ev = perf_event_create_kernel_counter(&attr, -1, t, NULL, NULL);
+		pt->event[i] = IS_ERR(ev) ? NULL : ev;
+	}
+}
+
+/*
+ * Give process counters to every thread of @leader's process that has
+ * none, own or inherited, scanning again until a scan finds none (or
+ * VP_PROC_SCANS scans, or the max_targets threads).  Return: 0 or
+ * -ENOMEM.
+ */
+static int vp_proc_cover(struct vp_group *g, struct task_struct *leader)
+{
+	struct vp_proc *p = g->proc;
+	struct task_struct **tasks;
+	u32 scan, n, k, fresh;
+
+	tasks = kvcalloc(p->cap, sizeof(*tasks), GFP_KERNEL);
+	if (!tasks)
+		return -ENOMEM;
+	for (scan = 0; scan < VP_PROC_SCANS && p->nr < p->cap; scan++) {
+		fresh = 0;
+		n = vp_proc_collect(p, leader, tasks, p->cap - p->nr);
+		for (k = 0; k < n; k++) {
+			/* the first scan ran before any counter existed */
+			if (scan && vp_proc_inherited(p, g->nr_events,
+						      tasks[k])) {
+				put_task_struct(tasks[k]);
+				continue;
+			}
+			vp_proc_add(p, g, tasks[k]);
+			fresh++;
+			cond_resched();	/* threads x events counters */
+		}
+		if (!fresh)
+			break;
+	}
+	kvfree(tasks);
+	return 0;
+}
+
+/**
+ * vp_proc_free() - release a group's process counters, if any
+ * @g:		the group
+ *
+ * Releasing a counter releases the children perf inherited from it.
+ */
+void vp_proc_free(struct vp_group *g)
+{
+	struct vp_proc *p = g->proc;
+	u32 k, i;
+
+	if (!p)
+		return;
+	for (k = 0; k < p->nr; k++) {
+		for (i = 0; i < g->nr_events; i++)
+			if (p->threads[k].event[i])
+				perf_event_release_kernel(p->threads[k].event[i]);
+		put_task_struct(p->threads[k].task);
+	}
+	kvfree(p->threads);
+	kfree(p);
+	g->proc = NULL;
+}
+
+/* The command line of @task, up to @len bytes; 0 when there is none. */
+static int vp_read_cmdline(struct task_struct *task, char *buf, int len)
+{
+	struct mm_struct *mm = get_task_mm(task);
+	unsigned long start, end;
+	int n;
+
+	if (!mm)
+		return 0;
+	spin_lock(&mm->arg_lock);
+	start = mm->arg_start;
+	end = mm->arg_end;
+	spin_unlock(&mm->arg_lock);
+	n = end > start ? (int)min_t(unsigned long, end - start, len) : 0;
+	if (n)
+		n = access_process_vm(task, start, buf, n, FOLL_FORCE);
+	mmput(mm);
+	return n > 0 ? n : 0;
+}
+
+/* Queue the process record of @g, with the VM identity of a QEMU. */
+static void vp_emit_process(struct vp_coll *c, struct vp_group *g,
+			    struct task_struct *leader)
+{
+	char vm[VCPUPERF_VM_NAME_LEN] = "", uuid[VCPUPERF_UUID_LEN] = "";
+	char comm[TASK_COMM_LEN];
+	struct vcpuperf_process *r;
+	char *args;
+	int n;
+
+	if (g->kind == VCPUPERF_TARGET_QEMU) {
+		args = kvmalloc(VP_CMDLINE_MAX, GFP_KERNEL);
+		if (args) {
+			n = vp_read_cmdline(leader, args, VP_CMDLINE_MAX);
+			vp_qemu_identity(args, n, vm, sizeof(vm), uuid,
+					 sizeof(uuid));
+			kvfree(args);
+		}
+	}
+	get_task_comm(comm, leader);
+	r = vp_rec_begin(c, VCPUPERF_REC_PROCESS,
+			 struct_size(r, events, g->nr_events), 0);
+	r->pid = g->nr;
+	r->kind = g->kind;
+	r->flags = g->flags;
+	r->nr_events = g->nr_events;
+	r->threads = g->proc ? g->proc->nr : 0;
+	r->interval_ns = READ_ONCE(c->interval_ns);
+	strscpy(r->comm, comm, sizeof(r->comm));
+	memcpy(r->vm, vm, sizeof(r->vm));
+	memcpy(r->uuid, uuid, sizeof(r->uuid));
+	memcpy(r->events, g->events, g->nr_events * sizeof(r->events[0]));
+	vp_rec_emit(c, r, VP_REC_LIFECYCLE);
+}
+
+/**
+ * vp_proc_start() - begin a newly listed group as a process
+ * @c:		the collection, lock held
+ * @g:		the group, listed, before its threads are started
+ * @leader:	a thread of the process
+ *
+ * With process_totals, creates the process counters (see the top of
+ * this file); then queues the process record.
+ *
+ * Return: 0, or -ENOMEM (nothing is queued then and the caller frees
+ * the group).
+ */
+int vp_proc_start(struct vp_coll *c, struct vp_group *g,
+		  struct task_struct *leader)
+{
+	struct vp_proc *p;
+
+	lockdep_assert_held(&c->lock);
+	if (g->flags & VCPUPERF_ATTACH_PROCESS_TOTALS) {
+		p = kzalloc(sizeof(*p), GFP_KERNEL);
+		if (!p)
+			return -ENOMEM;
+		p->cap = c->mod->max_targets;
+		p->threads = kvcalloc(p->cap, sizeof(*p->threads), GFP_KERNEL);
+		if (!p->threads) {
+			kfree(p);
+			return -ENOMEM;
+		}
+		g->proc = p;
+		if (vp_proc_cover(g, leader)) {
+			vp_proc_free(g);
+			return -ENOMEM;
+		}
+	}
+	vp_emit_process(c, g, leader);
+	return 0;
+}
+
+/**
+ * vp_proc_sample() - read a process's totals and queue them
+ * @c:		the collection, lock held
+ * @g:		the group; nothing happens without process counters
+ * @flags:	VCPUPERF_SAMPLE_FINAL for the last one
+ *
+ * Sums value, time_enabled and time_running of each event over the
+ * threads that hold process counters, exited ones included (their
+ * counters hold the counts of the threads they created).
+ */
+void vp_proc_sample(struct vp_coll *c, struct vp_group *g, u32 flags)
+{
+	struct vp_proc *p = g->proc;
+	struct vcpuperf_process_sample *s;
+	u32 k, i, counting = 0, exited = 0;
+	u64 enabled, running;
+
+	lockdep_assert_held(&c->lock);
+	if (!p)
+		return;
+	s = vp_rec_begin(c, VCPUPERF_REC_PROCESS_SAMPLE,
+			 struct_size(s, counts, g->nr_events), 0);
+	for (k = 0; k < p->nr; k++) {
+		struct vp_pthread *pt = &p->threads[k];
+
+		if (READ_ONCE(pt->task->exit_state))
+			exited++;
+		for (i = 0; i < g->nr_events; i++) {
+			if (!pt->event[i])
+				continue;
+			counting |= BIT(i);
+			s->counts[i].value += perf_event_read_value(pt->event[i],
+								    &enabled,
+								    &running);
+			s->counts[i].enabled += enabled;
+			s->counts[i].running += running;
+		}
+	}
+	s->pid = g->nr;
+	s->nr_events = g->nr_events;
+	s->counting_mask = counting;
+	s->flags = flags;
+	s->threads = p->nr;
+	s->exited = exited;
+	s->interval_ns = READ_ONCE(c->interval_ns);
+	s->read_window_ns = ktime_get_ns() - s->rec.t_mono_ns;
+	vp_rec_emit(c, s, flags & VCPUPERF_SAMPLE_FINAL ? VP_REC_LIFECYCLE :
+		    VP_REC_SAMPLE);
+}
+
+/**
+ * vp_proc_sample_all() - the process totals of every attached process
+ * @c:		the collection, lock held
+ *
+ * Called by the sampler at the end of each pass.
+ */
+void vp_proc_sample_all(struct vp_coll *c)
+{
+	struct vp_group *g;
+
+	lockdep_assert_held(&c->lock);
+	list_for_each_entry(g, &c->groups, node) {
+		vp_proc_sample(c, g, 0);
+		cond_resched();
+	}
+}

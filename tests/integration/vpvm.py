@@ -1,0 +1,195 @@
+"""Integration tests of the lab pipeline's needs: the VM identity of a
+qemu= target (QEMU's -name and -uuid, read from the command line at
+attach) and the whole-VM totals of --per-vm, which count every thread of
+the process, short-lived ones included.
+
+The oracles: the command line the test gave the workload; the process's
+own accounting in /proc/PID/stat (minflt + majflt and utime + stime, which
+include the threads that have exited), read while the process is
+quiescent (every thread blocked) right after the attach and right before
+the stop, so that the counters and /proc see the same work."""
+
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from vptest import Cat, Workload, check, load, OUT  # noqa: E402
+
+MS = 1000000
+TESTS = []
+UUID = "c7a5fdbd-edaf-9455-926a-d65c16db1809"
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+TICK_NS = 1000000000 // CLK_TCK
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+def proc_stat(pid):
+    """(minflt + majflt, utime + stime in ticks) of the whole process:
+    /proc/PID/stat fields 10, 12, 14 and 15 (exited threads included)."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    # fields[0] is field 3 (state)
+    return (int(fields[7]) + int(fields[9]),
+            int(fields[11]) + int(fields[12]))
+
+
+def wait_file(path, w, timeout=120):
+    deadline = time.time() + timeout
+    while not os.path.exists(path):
+        check(w.proc.poll() is None, "workload died")
+        check(time.time() < deadline, "%s never written" % path)
+        time.sleep(0.05)
+
+
+@test
+def per_vm_totals_match_proc():
+    """--per-vm counts the whole process: its vCPU threads, its emulator
+    threads and 60 threads that each live a few ms (far less than the
+    100 ms interval) and touch 64 pages.  The per-VM page faults over the
+    episode equal the process's minflt + majflt delta exactly.  Its
+    task-clock agrees with utime + stime within two USER_HZ ticks (each
+    /proc reading is truncated to a tick, utime and stime separately) and
+    1 ms, less what the counters cannot see: the end of each exiting
+    thread's exit path, after perf_event_exit_task() (measured under TCG:
+    1.0-1.1 ms per thread; allowed: 2 ms per thread that exited).
+    The per-thread rows cannot see the short-lived threads; the per-VM
+    rows carry the VM identity of the libvirt-style command line."""
+    load()
+    spawn, spawn_pages = int(os.environ.get("VP_SPAWN", 60)), 64
+    done = os.path.join(OUT, "pervm.done.json")
+    if os.path.exists(done):
+        os.unlink(done)
+    w = Workload("pervm", "--threads", "2", "--wait-go", "--pages", "1000",
+                 "--sleeps", "50", "--burn-ms", "100", "--exit-thread",
+                 "--spawner", "--spawn", str(spawn), "--spawn-pages",
+                 str(spawn_pages), "--spawn-gap-us", "2000", "--done", done,
+                 "--hold-ms", "120000", "--", "-name",
+                 "guest=vm1,debug-threads=on", "-uuid", UUID, "-S")
+    c = Cat("pervm", "--qemu", str(w.pid), "--per-vm", "--emulator-threads",
+            "--interval", "100ms", "--raw", "--events",
+            "page-faults,task-clock,context-switches,cycles")
+    try:
+        # two vCPU threads, the spawner and the main thread
+        c.wait_started(4)
+        pf0, t0 = proc_stat(w.pid)
+        w.go()
+        wait_file(done, w)
+        time.sleep(0.3)         # the main thread is back asleep
+        pf1, t1 = proc_stat(w.pid)
+        time.sleep(0.25)
+        rc = c.stop()
+    finally:
+        w.kill()
+    check(rc == 0, "vcpuperf-cat exit %d: %s" % (rc, c.stderr))
+    rows = c.rows()
+    vm = [r for r in rows if r["tid"] is None]
+    threads = [r for r in rows if r["tid"] is not None]
+    check(len(vm) >= 5, "%d per-VM rows" % len(vm))
+    for r in vm:
+        check((r["role"], r["vcpu"], r["vm"], r["uuid"], r["pid"]) ==
+              ("vm", None, "vm1", UUID, w.pid), "per-VM row: %s" % r)
+        for k in ("source", "available_in_deployment", "interval_s",
+                  "cycles", "instructions", "cache_references",
+                  "cache_misses", "branches", "branch_misses",
+                  "page_faults", "context_switches", "ipc",
+                  "cache_miss_rate", "t_mono_ns", "t_wall_ns"):
+            check(k in r, "per-VM row lacks %s" % k)
+        check(r["cycles"] is None and r["instructions"] is None,
+              "hardware events under TCG must be null")
+    check(all(r["vm"] == "vm1" and r["uuid"] == UUID for r in threads),
+          "thread rows lack the VM identity")
+    roles = {(r["role"], r["vcpu"] is None) for r in threads}
+    check(roles == {("vcpu", False), ("emulator", True)},
+          "roles %s" % roles)
+    check(vm[-1]["threads_exited"] >= 1,
+          "vCPU 0 exited but threads_exited is %s" % vm[-1]["threads_exited"])
+    # the raw cumulative counts of the last per-VM row: the whole episode
+    raw = vm[-1]["raw"]
+    pf = raw["page-faults"]["value"]
+    tc = raw["task-clock"]["value"]
+    spf = sum(r["page_faults"] for r in vm)
+    opf = pf1 - pf0
+    otc = (t1 - t0) * TICK_NS
+    # threads found by a scan just before they exit may have no counter
+    tpf = sum(r["page_faults"] or 0 for r in threads)
+    print("  per-VM page_faults %d (rows, scaled: %d), /proc/PID/stat "
+          "minflt+majflt delta %d; per-thread rows sum %d (short-lived "
+          "threads: %d x %d pages)" % (pf, spf, opf, tpf, spawn,
+                                       spawn_pages))
+    print("  per-VM task_clock %.1f ms, utime+stime delta %.1f ms "
+          "(%d ticks of %d ms), difference %.1f ms; %d per-VM rows" %
+          (tc / MS, otc / MS, t1 - t0, TICK_NS // MS, (tc - otc) / MS,
+           len(vm)))
+    check(opf >= 2 * 1000 + spawn * spawn_pages,
+          "oracle saw %d faults only" % opf)
+    check(pf == opf, "per-VM page_faults %d != /proc %d" % (pf, opf))
+    exited = spawn + 1          # the short-lived threads and vCPU 0
+    check(-2 * TICK_NS - MS - exited * 2 * MS <= tc - otc <= 2 * TICK_NS + MS,
+          "per-VM task_clock %d ns vs utime+stime %d ns (%d threads "
+          "exited)" % (tc, otc, exited))
+    # a pass can catch a short-lived thread alive (it then has rows for
+    # what it did after): most of their faults are in no thread's rows
+    check(pf - tpf >= spawn * spawn_pages // 2,
+          "per-thread rows saw the short-lived threads? %d vs %d" % (tpf, pf))
+    starts = c.events("perf_process_started")
+    check(len(starts) == 1 and starts[0]["vm"] == "vm1" and
+          starts[0]["process_totals"] and starts[0]["threads"] == 4,
+          "perf_process_started: %s" % starts)
+
+
+@test
+def vm_identity_forms():
+    """The VM identity of a qemu= target from the command line forms QEMU
+    takes: -name guest=NAME,debug-threads=on -uuid U (libvirt), -name
+    NAME,debug-threads=on, -name NAME, --name with guest= after another
+    key, and none (null)."""
+    load()
+    forms = [
+        (["-name", "guest=lv1,debug-threads=on", "-uuid", UUID],
+         "lv1", UUID),
+        (["-name", "plain2,debug-threads=on"], "plain2", None),
+        (["-name", "bare3", "-m", "64"], "bare3", None),
+        (["--name", "debug-threads=on,guest=late4", "--uuid", UUID],
+         "late4", UUID),
+        (["-m", "64"], None, None),
+    ]
+    for i, (argv, want_vm, want_uuid) in enumerate(forms):
+        w = Workload("ident%d" % i, "--threads", "1", "--hold-ms", "20000",
+                     "--", *argv)
+        c = Cat("ident%d" % i, "--qemu", str(w.pid), "--events",
+                "task-clock", "--interval", "50ms")
+        try:
+            c.wait_started(1)
+            time.sleep(0.3)
+            rc = c.stop()
+        finally:
+            w.kill()
+        check(rc == 0, "exit %d" % rc)
+        rows = c.rows()
+        check(rows, "no rows")
+        got = {(r["vm"], r["uuid"]) for r in rows}
+        check(got == {(want_vm, want_uuid)}, "%s: rows say %s, want %s" %
+              (" ".join(argv), got, (want_vm, want_uuid)))
+        ev = c.events("perf_started")
+        check(all(e["vm"] == want_vm and e["uuid"] == want_uuid for e in ev),
+              "%s: perf_started %s" % (argv, ev))
+        print("  %-45s vm %s, uuid %s" % (" ".join(argv), want_vm,
+                                          want_uuid))
+    # pid= attaches carry no identity, whatever the command line
+    w = Workload("identpid", "--threads", "1", "--hold-ms", "20000", "--",
+                 "-name", "x")
+    c = Cat("identpid", "--pid", str(w.pid), "--events", "task-clock",
+            "--interval", "50ms")
+    try:
+        c.wait_started(1)
+        time.sleep(0.3)
+        rc = c.stop()
+    finally:
+        w.kill()
+    check(rc == 0 and all(r["vm"] is None for r in c.rows()),
+          "pid= rows carry a vm")

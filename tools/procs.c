@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Per-process decoder state: the processes attached by pid= or qemu=,
+ * from their process record (the VM identity of a QEMU, the events of
+ * its whole-process totals) through their process samples (deltas of
+ * the summed counts, scaled as a thread's are).  No other file changes
+ * a struct vc_proc.
+ */
+#include <stdlib.h>
+
+#include "vcpuperf-cat.h"
+
+/**
+ * vc_proc_find() - the state of a process, if known
+ * @procs:	the list
+ * @pid:	process id
+ *
+ * Return: the state or NULL.
+ */
+struct vc_proc *vc_proc_find(struct vc_proc *procs, __u32 pid)
+{
+	for (; procs; procs = procs->next)
+		if (procs->pid == pid)
+			return procs;
+	return NULL;
+}
+
+/* A fixed-size string field of a record, NUL terminated in @dst. */
+static void vc_copy_field(char *dst, const char *src, size_t n)
+{
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+/**
+ * vc_proc_start() - apply a process record
+ * @procs:	the list (its head may change)
+ * @r:		the validated record
+ *
+ * A process seen before (the pid attached again) is reset in place, so
+ * that threads pointing at it see the new identity.
+ *
+ * Return: the process, or NULL when out of memory.
+ */
+struct vc_proc *vc_proc_start(struct vc_proc **procs,
+			      const struct vcpuperf_process *r)
+{
+	struct vc_proc *p = vc_proc_find(*procs, r->pid), *next;
+	__u32 i;
+
+	if (!p) {
+		p = calloc(1, sizeof(*p));
+		if (!p)
+			return NULL;
+		p->next = *procs;
+		*procs = p;
+	}
+	next = p->next;
+	memset(p, 0, sizeof(*p));
+	p->next = next;
+	p->pid = r->pid;
+	p->kind = r->kind;
+	p->flags = r->flags;
+	p->nr_events = r->nr_events;
+	p->threads = r->threads;
+	vc_copy_field(p->comm, r->comm, VCPUPERF_COMM_LEN);
+	vc_copy_field(p->vm, r->vm, VCPUPERF_VM_NAME_LEN);
+	vc_copy_field(p->uuid, r->uuid, VCPUPERF_UUID_LEN);
+	for (i = 0; i < r->nr_events; i++) {
+		p->ev[i] = r->events[i];
+		p->ev[i].name[VCPUPERF_NAME_LEN - 1] = '\0';
+	}
+	vc_pick_pair(p->ev, p->nr_events, PERF_COUNT_HW_INSTRUCTIONS,
+		     PERF_COUNT_HW_CPU_CYCLES, &p->i_insns, &p->i_cycles);
+	vc_pick_pair(p->ev, p->nr_events, PERF_COUNT_HW_CACHE_MISSES,
+		     PERF_COUNT_HW_CACHE_REFERENCES, &p->i_misses, &p->i_refs);
+	return p;
+}
+
+/**
+ * vc_proc_sample() - interpret a process sample and advance past it
+ * @p:		the process, with as many events as @s
+ * @s:		the validated process sample
+ * @row:	filled as for a thread's sample (vc_counts_delta())
+ */
+void vc_proc_sample(struct vc_proc *p,
+		    const struct vcpuperf_process_sample *s,
+		    struct vc_row *row)
+{
+	row->s = NULL;
+	row->ps = s;
+	vc_counts_delta(p->prev, s->counts, s->nr_events, s->counting_mask,
+			row);
+	row->have_dt = p->have_prev_t;
+	row->dt_ns = (__s64)(s->rec.t_mono_ns - p->prev_t_mono);
+	p->have_prev_t = true;
+	p->prev_t_mono = s->rec.t_mono_ns;
+	p->rows++;
+}
+
+/**
+ * vc_procs_free() - forget every process
+ * @procs:	the list, emptied
+ */
+void vc_procs_free(struct vc_proc **procs)
+{
+	struct vc_proc *p = *procs, *next;
+
+	for (; p; p = next) {
+		next = p->next;
+		free(p);
+	}
+	*procs = NULL;
+}
