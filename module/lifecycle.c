@@ -449,6 +449,46 @@ bool vp_sample_values(struct vp_coll *c, struct vp_target *t,
 }
 
 /**
+ * vp_sample_deferred() - the sample of a thread asked to read itself
+ * @c:		the collection, lock held
+ * @t:		the thread, with t->self_pass set (cleared here)
+ *
+ * Its own values when its work has run; else a direct read now, counted
+ * by why: still on a CPU (in the kernel since it was asked: a cross-CPU
+ * read) or switched out (no cost).  Either way the sample is of the pass
+ * the thread was asked in (its grid point; late_ns shows when the read
+ * was).  Called by the next pass, and before a target ends.
+ *
+ * Return: true when the thread has exited: the caller ends it.
+ */
+bool vp_sample_deferred(struct vp_coll *c, struct vp_target *t)
+{
+	struct vcpuperf_count vals[VCPUPERF_MAX_EVENTS];
+	u64 pass = t->self_pass, grid = c->pass_grid;
+	u64 t_mono, t_wall, window;
+	u32 exited;
+	bool gone;
+
+	lockdep_assert_held(&c->lock);
+	t->self_pass = 0;
+	c->pass_grid = t->self_grid;
+	if (vp_selfread_take(t->sr, pass, vals, &exited, &t_mono, &t_wall,
+			     &window)) {
+		c->reads.self++;
+		gone = vp_sample_values(c, t, vals, exited, t_mono, t_wall,
+					window, 0);
+	} else {
+		if (READ_ONCE(t->task->on_cpu))
+			c->reads.fb_timeout++;
+		else
+			c->reads.fb_switched++;
+		gone = vp_sample_target(c, t, 0);
+	}
+	c->pass_grid = grid;
+	return gone;
+}
+
+/**
  * vp_sample_target() - read one thread's counters and queue the sample
  * @c:		the collection, lock held
  * @t:		the thread

@@ -25,13 +25,13 @@
  * would keep its CPU (and everything queued behind it) for as long as
  * passes overrun.  The lock stays held: targets change only under it.
  */
-static void vp_sample_pass(struct vp_coll *c, u64 grid, u64 start)
+static void vp_sample_pass(struct vp_coll *c, u64 grid)
 {
 	vp_scan_groups(c);
 	/* One wake-up per pass, not one per record. */
 	vp_ring_defer_wake(&c->ring, true);
 	c->pass_grid = grid;
-	vp_read_pass(c, ++c->passes, start);
+	vp_read_pass(c, ++c->passes);
 	vp_proc_sample_all(c);
 	c->pass_grid = 0;
 	vp_ring_defer_wake(&c->ring, false);
@@ -56,7 +56,7 @@ static u64 vp_sampler_turn(struct vp_coll *c)
 	}
 	deadline = c->grid_base + (c->tick + 1) * interval;
 	if (now >= deadline) {
-		vp_sample_pass(c, deadline, now);
+		vp_sample_pass(c, deadline);
 		/* Grid point now due; points overrun by the pass are skipped. */
 		tick = div64_u64(ktime_get_ns() - c->grid_base, interval);
 		c->missed_ticks += tick - (c->tick + 1);

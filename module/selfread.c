@@ -31,7 +31,6 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/atomic.h>
-#include <linux/hrtimer.h>
 #include <linux/jiffies.h>
 #include <linux/ktime.h>
 #include <linux/math64.h>
@@ -46,11 +45,6 @@
 #include <linux/wait_bit.h>
 
 #include "vcpuperf.h"
-
-/* The sampler's pauses while it waits for a thread's values. */
-#define VP_SELF_POLL_MIN_NS	(20 * NSEC_PER_USEC)
-#define VP_SELF_POLL_MAX_NS	(1 * NSEC_PER_MSEC)
-#define VP_SELF_POLL_SLACK_NS	(5 * NSEC_PER_USEC)
 
 /* Works queued on threads and not yet run, module-wide: unload waits. */
 static atomic_t vp_selfread_queued = ATOMIC_INIT(0);
@@ -204,13 +198,8 @@ void vp_selfread_set_events(struct vp_selfread *sr,
 	spin_unlock(&sr->lock);
 }
 
-/**
- * vp_selfread_busy() - is the thread reading its counters right now?
- * @sr:		the self-read state
- *
- * Return: true while its work is between its first and last read.
- */
-bool vp_selfread_busy(struct vp_selfread *sr)
+/* Is the thread reading its counters right now? */
+static bool vp_selfread_busy(struct vp_selfread *sr)
 {
 	bool busy;
 
@@ -298,38 +287,6 @@ bool vp_selfread_done(struct vp_selfread *sr, u64 pass)
 	done = sr->done == pass || !sr->queued;
 	spin_unlock(&sr->lock);
 	return done;
-}
-
-/**
- * vp_selfread_wait() - wait for the values of a pass, up to a deadline
- * @sr:		the self-read state
- * @pass:	the pass
- * @deadline:	CLOCK_MONOTONIC ns
- *
- * The waiting sampler looks again after growing pauses (hrtimer sleeps on
- * its own CPU) instead of being woken by the thread: a wake-up from the
- * thread's CPU would cost the interrupt the self-read is there to save.
- *
- * Return: true when they arrived.
- */
-bool vp_selfread_wait(struct vp_selfread *sr, u64 pass, u64 deadline)
-{
-	u64 pause = VP_SELF_POLL_MIN_NS;
-
-	for (;;) {
-		u64 now = ktime_get_ns();
-		ktime_t to;
-
-		if (vp_selfread_done(sr, pass))
-			return true;
-		if (now >= deadline)
-			return false;
-		to = ns_to_ktime(min(now + pause, deadline));
-		set_current_state(TASK_UNINTERRUPTIBLE);
-		schedule_hrtimeout_range(&to, VP_SELF_POLL_SLACK_NS,
-					 HRTIMER_MODE_ABS);
-		pause = min_t(u64, pause * 2, VP_SELF_POLL_MAX_NS);
-	}
 }
 
 /**

@@ -169,14 +169,19 @@ void vp_target_free(struct vp_coll *c, struct vp_target *t)
  * @t:		the thread; freed here
  * @reason:	enum vcpuperf_detach_reason
  *
- * Takes a last sample (unless the thread's exit was already handled by
- * the sampler), then queues finished and detached and releases the
- * counters.
+ * Queues the sample of the last pass if the thread was asked to read
+ * itself, then a last sample (unless the thread's exit was already
+ * handled), then finished and detached, and releases the counters.
  */
 void vp_target_end(struct vp_coll *c, struct vp_target *t, u32 reason)
 {
+	bool gone = reason == VCPUPERF_DETACH_EXITED;
+
 	lockdep_assert_held(&c->lock);
-	if (reason != VCPUPERF_DETACH_EXITED)
+	/* The sample of the last pass first, if the thread read it itself. */
+	if (t->self_pass && vp_sample_deferred(c, t))
+		gone = true;
+	if (!gone)
 		vp_sample_target(c, t, VCPUPERF_SAMPLE_FINAL);
 	vp_emit_finished(c, t);
 	vp_emit_detached(c, t, reason);

@@ -222,7 +222,9 @@ struct vp_group {
  * @ever_counted: a counter has had time_running advance
  * @sr:		its thread reading its own counters (selfread.c), NULL for
  *		none (allocation failed: always read directly)
- * @self_pass:	pass whose self-read was asked, 0 for none
+ * @self_pass:	pass whose self-read was asked and not yet collected, 0
+ *		for none
+ * @self_grid:	grid point of that pass
  *
  * Every field is protected by the collection's vp_coll.lock.
  */
@@ -247,6 +249,7 @@ struct vp_target {
 	bool ever_counted;
 	struct vp_selfread *sr;
 	u64 self_pass;
+	u64 self_grid;
 };
 
 /**
@@ -256,9 +259,9 @@ struct vp_target {
  * @self:	threads that read their own counters in time
  * @kicks:	reschedule interrupts sent to make them do it
  * @fb_timeout:	read directly (cross-CPU): the thread had not by the
- *		deadline and was still on a CPU (in the kernel)
+ *		next pass and was on a CPU (in the kernel all along)
  * @fb_switched: read directly (no cost): the thread had not by the
- *		deadline, having been switched out meanwhile
+ *		next pass, having been switched out
  * @fb_pending:	read directly: its previous read was still queued
  * @fb_kthread:	read directly: a kernel thread (never runs task work)
  * @fb_exiting:	read directly: the thread was exiting
@@ -429,6 +432,7 @@ void vp_emit_finished(struct vp_coll *c, struct vp_target *t);
 void vp_emit_detached(struct vp_coll *c, struct vp_target *t, u32 reason);
 void vp_emit_session_finished(struct vp_coll *c);
 bool vp_sample_target(struct vp_coll *c, struct vp_target *t, u32 flags);
+bool vp_sample_deferred(struct vp_coll *c, struct vp_target *t);
 bool vp_sample_values(struct vp_coll *c, struct vp_target *t,
 		      const struct vcpuperf_count *vals, u32 exited,
 		      u64 t_mono, u64 t_wall, u64 window, u32 flags);
@@ -482,10 +486,7 @@ const char *vp_counter_state(const struct vp_counter *c);
 u32 vp_read_mode(struct vp_coll *c);
 bool vp_read_start(struct vp_coll *c, struct vp_target *t, u64 pass,
 		   u32 mode);
-void vp_read_kick_late(struct vp_coll *c, u64 pass, u64 at);
-bool vp_read_finish(struct vp_coll *c, struct vp_target *t, u64 pass,
-		    u64 deadline);
-void vp_read_pass(struct vp_coll *c, u64 pass, u64 start);
+void vp_read_pass(struct vp_coll *c, u64 pass);
 
 /* selfread.c */
 #define VP_DRAIN_WARN_SECS	10
@@ -496,8 +497,6 @@ void vp_selfread_kill(struct vp_selfread *sr);
 int vp_selfread_queue(struct vp_selfread *sr, struct task_struct *task,
 		      u64 pass, bool lazy);
 bool vp_selfread_done(struct vp_selfread *sr, u64 pass);
-bool vp_selfread_busy(struct vp_selfread *sr);
-bool vp_selfread_wait(struct vp_selfread *sr, u64 pass, u64 deadline);
 bool vp_selfread_take(struct vp_selfread *sr, u64 pass,
 		      struct vcpuperf_count *vals, u32 *exited, u64 *t_mono,
 		      u64 *t_wall, u64 *window);

@@ -83,11 +83,11 @@
  * the thread reads its own counters on its next return to user or guest
  * mode, brought there by one reschedule interrupt; lazy, the same without
  * the interrupt (a running thread returns by itself at the host's next
- * timer tick), the interrupt sent only if it has not by then; auto (the
- * default), lazy when the interval is long enough for that wait
- * (VCPUPERF_LAZY_MIN_INTERVAL_NS), else kick.  A thread that has not read
- * its counters by the pass's deadline is read directly; kernel threads
- * always are.
+ * timer tick); auto (the default), lazy when the interval is long enough
+ * for that wait (VCPUPERF_LAZY_MIN_INTERVAL_NS), else kick.  The next
+ * pass collects the values (their samples come one interval later, with
+ * their own time and grid point); a thread that has not read its counters
+ * by then is read directly; kernel threads always are.
  *
  * Errors from write(): -EINVAL malformed command, -ENOENT unknown event or
  * tracepoint, -ESRCH no such thread or process, -E2BIG more than the

@@ -2247,7 +2247,7 @@ static void vpk_read_kthread(struct kunit *test)
 	vpk_worker_go(w);
 	while (!vp->reads.fb_kthread && ktime_get_ns() < deadline) {
 		mutex_lock(&vp->lock);
-		vp_read_pass(vp, ++pass, ktime_get_ns());
+		vp_read_pass(vp, ++pass);
 		mutex_unlock(&vp->lock);
 		usleep_range(1000, 2000);
 	}
@@ -2258,7 +2258,7 @@ static void vpk_read_kthread(struct kunit *test)
 	/* Done spinning, waiting: off its CPU, read directly. */
 	msleep(20);
 	mutex_lock(&vp->lock);
-	vp_read_pass(vp, ++pass, ktime_get_ns());
+	vp_read_pass(vp, ++pass);
 	mutex_unlock(&vp->lock);
 	KUNIT_EXPECT_GT(test, vp->reads.direct, 0ULL);
 }
@@ -2275,7 +2275,6 @@ static void vpk_selfread_alone(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, vp_selfread_done(sr, 1));
 	KUNIT_EXPECT_FALSE(test, vp_selfread_take(sr, 1, vals, &ex, &a, &b,
 						  &c2));
-	KUNIT_EXPECT_TRUE(test, vp_selfread_wait(sr, 1, ktime_get_ns()));
 	KUNIT_EXPECT_EQ(test, vp_selfread_cpu_ns(sr), 0ULL);
 	vp_selfread_kill(sr);	/* freed: kmemleak would say otherwise */
 }
