@@ -363,31 +363,39 @@ static void vc_row_identity(struct json_writer *w, const struct vc_tid *t)
 	vc_opt_str(w, t->proc ? t->proc->uuid : "");
 }
 
+/* The keys every row starts with, up to its pid. */
+static void vc_row_start(struct json_writer *w, const struct vc_jsonl *out,
+			 const struct vcpuperf_rec *rec, __u64 interval_ns,
+			 const struct vc_row *row, __u32 pid)
+{
+	/* the first key of the line, without its comma */
+	json_put_char(w, '{');
+	json_put(w, vc_row_keys[VC_ROW_T_MONO].text + 1,
+		 vc_row_keys[VC_ROW_T_MONO].len - 1);
+	json_s64(w, (long long)(rec->t_mono_ns - out->mono_origin));
+	vc_put_key(w, VC_ROW_T_WALL);
+	json_u64(w, rec->t_wall_ns);
+	vc_put_key(w, VC_ROW_SOURCE);
+	json_put_lit(w, "\"vcpuperf\"");
+	vc_put_key(w, VC_ROW_AVAILABLE);
+	json_bool(w, false);
+	vc_put_key(w, VC_ROW_INTERVAL);
+	json_fixed(w, interval_ns, VC_NS_DIGITS_S);
+	vc_put_key(w, VC_ROW_DT);
+	vc_opt_s64(w, row->have_dt, row->dt_ns);
+	vc_put_key(w, VC_ROW_SEQ);
+	json_u64(w, rec->seq);
+	vc_put_key(w, VC_ROW_PID);
+	json_u64(w, pid);
+}
+
 /* Time, origin and identity: the keys before the events'. */
 static void vc_row_head(struct json_writer *w, const struct vc_jsonl *out,
 			const struct vc_tid *t, const struct vc_row *row)
 {
 	const struct vcpuperf_sample *s = row->s;
 
-	/* the first key of the line, without its comma */
-	json_put_char(w, '{');
-	json_put(w, vc_row_keys[VC_ROW_T_MONO].text + 1,
-		 vc_row_keys[VC_ROW_T_MONO].len - 1);
-	json_s64(w, (long long)(s->rec.t_mono_ns - out->mono_origin));
-	vc_put_key(w, VC_ROW_T_WALL);
-	json_u64(w, s->rec.t_wall_ns);
-	vc_put_key(w, VC_ROW_SOURCE);
-	json_put_lit(w, "\"vcpuperf\"");
-	vc_put_key(w, VC_ROW_AVAILABLE);
-	json_bool(w, false);
-	vc_put_key(w, VC_ROW_INTERVAL);
-	json_fixed(w, s->interval_ns, VC_NS_DIGITS_S);
-	vc_put_key(w, VC_ROW_DT);
-	vc_opt_s64(w, row->have_dt, row->dt_ns);
-	vc_put_key(w, VC_ROW_SEQ);
-	json_u64(w, s->rec.seq);
-	vc_put_key(w, VC_ROW_PID);
-	json_u64(w, s->id.pid);
+	vc_row_start(w, out, &s->rec, s->interval_ns, row, s->id.pid);
 	vc_put_key(w, VC_ROW_TID);
 	json_u64(w, s->rec.tid);
 	vc_put_key(w, VC_ROW_VCPU);
@@ -498,24 +506,7 @@ static void vc_vm_row_head(struct json_writer *w, const struct vc_jsonl *out,
 {
 	const struct vcpuperf_process_sample *s = row->ps;
 
-	json_put_char(w, '{');
-	json_put(w, vc_row_keys[VC_ROW_T_MONO].text + 1,
-		 vc_row_keys[VC_ROW_T_MONO].len - 1);
-	json_s64(w, (long long)(s->rec.t_mono_ns - out->mono_origin));
-	vc_put_key(w, VC_ROW_T_WALL);
-	json_u64(w, s->rec.t_wall_ns);
-	vc_put_key(w, VC_ROW_SOURCE);
-	json_put_lit(w, "\"vcpuperf\"");
-	vc_put_key(w, VC_ROW_AVAILABLE);
-	json_bool(w, false);
-	vc_put_key(w, VC_ROW_INTERVAL);
-	json_fixed(w, s->interval_ns, VC_NS_DIGITS_S);
-	vc_put_key(w, VC_ROW_DT);
-	vc_opt_s64(w, row->have_dt, row->dt_ns);
-	vc_put_key(w, VC_ROW_SEQ);
-	json_u64(w, s->rec.seq);
-	vc_put_key(w, VC_ROW_PID);
-	json_u64(w, s->pid);
+	vc_row_start(w, out, &s->rec, s->interval_ns, row, s->pid);
 	vc_put_key(w, VC_ROW_TID);
 	json_null(w);
 	vc_put_key(w, VC_ROW_VCPU);

@@ -23,7 +23,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from vptest import (Cat, TestFailure, Workload, check, control,  # noqa: E402
                     dev_control, dmesg_clean_since, dmesg_mark,
                     kmemleak_clean, load, open_errno, read_file, sh, unload,
-                    run_workload, within, DEBUGFS, DEVICE, MODULE, CAT)
+                    run_workload, within, by_tid, delta, DEBUGFS, DEVICE,
+                    MODULE, CAT)
 
 MS = 1000000
 
@@ -38,17 +39,6 @@ TESTS = []
 def test(fn):
     TESTS.append(fn)
     return fn
-
-
-def by_tid(rows):
-    out = {}
-    for r in rows:
-        out.setdefault(r["tid"], []).append(r)
-    return out
-
-
-def delta(th, key):
-    return th["after"][key] - th["before"][key]
 
 
 @test

@@ -19,7 +19,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from vptest import (Cat, TestFailure, Workload, check, control,  # noqa: E402
-                    dev_control, load, read_file, sh, DEVICE, REPO, CAT, OUT)
+                    dev_control, load, read_file, sh, by_tid, delta,
+                    DEVICE, REPO, CAT, OUT)
 
 MS = 1000000
 TESTS = []
@@ -33,17 +34,6 @@ VCPUPERF_IOC_LAST_ERROR = (2 << 30) | (VP_ERROR_SIZE << 16) | (0xB6 << 8) | 1
 def test(fn):
     TESTS.append(fn)
     return fn
-
-
-def by_tid(rows):
-    out = {}
-    for r in rows:
-        out.setdefault(r["tid"], []).append(r)
-    return out
-
-
-def delta(th, key):
-    return th["after"][key] - th["before"][key]
 
 
 def collections_in_status():

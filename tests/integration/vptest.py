@@ -216,6 +216,19 @@ def load_jsonl(path):
     return out
 
 
+def by_tid(rows):
+    """Rows grouped by thread: {tid: [row, ...]}."""
+    out = {}
+    for r in rows:
+        out.setdefault(r["tid"], []).append(r)
+    return out
+
+
+def delta(th, key):
+    """What a workload thread's /proc reading @key grew by over its work."""
+    return th["after"][key] - th["before"][key]
+
+
 def proc_status(tid, key):
     with open("/proc/%d/status" % tid) as f:
         for line in f:

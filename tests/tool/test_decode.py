@@ -21,6 +21,9 @@ import threading
 import time
 import unittest
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from runner import run_module  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 TOOL = os.path.join(ROOT, "tools", "vcpuperf-cat")
@@ -1129,14 +1132,7 @@ class CountingResult(unittest.TextTestResult):
 
 def main():
     ensure_built()
-    suite = unittest.defaultTestLoader.loadTestsFromModule(
-        sys.modules[__name__])
-    runner = unittest.TextTestRunner(verbosity=2, resultclass=CountingResult)
-    res = runner.run(suite)
-    failed = len(res.failures) + len(res.errors)
-    passed = res.testsRun - failed - len(res.skipped)
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return run_module(__name__, CountingResult)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,9 @@ import subprocess
 import sys
 import unittest
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from runner import run_module  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 TOOL = os.path.join(ROOT, "tools", "vcpuperf-cat")
@@ -291,13 +294,7 @@ def ensure_built():
 
 def main():
     ensure_built()
-    suite = unittest.defaultTestLoader.loadTestsFromModule(
-        sys.modules[__name__])
-    res = unittest.TextTestRunner(verbosity=2).run(suite)
-    failed = len(res.failures) + len(res.errors)
-    passed = res.testsRun - failed - len(res.skipped)
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return run_module(__name__)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,9 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from runner import run_module  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_decode import (Stream, TOOL, ROOT, ensure_built, load,  # noqa
                          SW, HW, SW_PAGE_FAULTS, SW_TASK_CLOCK,
                          SW_CONTEXT_SWITCHES, HW_CYCLES, CAUSE_NO_PMU)
@@ -157,13 +160,7 @@ class PlotCase(unittest.TestCase):
 
 
 def main():
-    suite = unittest.defaultTestLoader.loadTestsFromModule(
-        sys.modules[__name__])
-    res = unittest.TextTestRunner(verbosity=2).run(suite)
-    failed = len(res.failures) + len(res.errors)
-    passed = res.testsRun - failed - len(res.skipped)
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return run_module(__name__)
 
 
 if __name__ == "__main__":

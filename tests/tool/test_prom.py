@@ -28,6 +28,9 @@ import sys
 import tempfile
 import time
 import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from runner import run_module  # noqa: E402
 import urllib.parse
 import urllib.request
 
@@ -269,13 +272,7 @@ class PromCase(unittest.TestCase):
 
 
 def main():
-    suite = unittest.defaultTestLoader.loadTestsFromModule(
-        sys.modules[__name__])
-    res = unittest.TextTestRunner(verbosity=2).run(suite)
-    failed = len(res.failures) + len(res.errors)
-    passed = res.testsRun - failed - len(res.skipped)
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return run_module(__name__)
 
 
 if __name__ == "__main__":
