@@ -30,7 +30,7 @@ make -C "$top/tests/pmu"
 rm -rf "$out"
 mkdir -p "$out"
 cd "$top"
-VP_MODULE=$stage/vcpuperf.ko VP_KMEMLEAK=1 \
+VP_MODULE=$stage/vcpuperf.ko VP_KMEMLEAK=1 VP_SLOW_KERNEL=1 \
 	VP_TESTPMU=$top/out/debug-testpmu/vp_testpmu.ko \
 	scripts/vm-run.sh --kernel "$bzimage" --mem 2048 --timeout 2400 \
 	--out "$out" -- python3 tests/integration/run.py "$@"

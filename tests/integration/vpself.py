@@ -16,7 +16,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from vptest import (Cat, TestFailure, Workload, check, control,  # noqa: E402
+from vptest import (Cat, TestFailure, Workload, check,  # noqa: E402
+                    check_timing, control,
                     dmesg_clean_since, dmesg_mark, load, read_file, sh,
                     unload)
 
@@ -214,9 +215,11 @@ def stuck_in_kernel_falls_back():
            pct(late, 0.5) / MS, pct(late, 0.99) / MS, max(late) / MS))
     check(s["timeout"] + s["switched"] + s["pending"] > 0,
           "no fallback counted: %s" % s)
-    check(len(rows) >= 50, "only %d rows in 2 s at 20 ms" % len(rows))
+    check(len(rows) >= 10, "only %d rows in 2 s at 20 ms" % len(rows))
+    check_timing(len(rows) >= 50, "only %d rows in 2 s at 20 ms" % len(rows))
     # read directly by the next pass, one interval (20 ms) later
-    check(pct(late, 0.5) < 30 * MS, "rows late: p50 %d ns" % pct(late, 0.5))
+    check_timing(pct(late, 0.5) < 30 * MS,
+                 "rows late: p50 %d ns" % pct(late, 0.5))
 
 
 @test

@@ -30,6 +30,24 @@ def check(cond, msg):
         raise TestFailure(msg)
 
 
+# The debug kernel (KASAN, lockdep, kmemleak) under TCG runs several times
+# slower than Debian's: there, timing figures (grid points missed, jitter
+# ratios, rows per second) are printed but not enforced; every oracle and
+# every kernel-log check still is.
+SLOW_KERNEL = bool(os.environ.get("VP_SLOW_KERNEL"))
+
+
+def check_timing(cond, msg):
+    """check() for a timing figure; on the debug kernel only said."""
+    if cond:
+        return
+    if SLOW_KERNEL:
+        print("  timing, not enforced on the debug kernel: " + msg,
+              flush=True)
+        return
+    raise TestFailure(msg)
+
+
 def sh(cmd, check_rc=True, timeout=120):
     p = subprocess.run(cmd, shell=True, capture_output=True, text=True,
                        timeout=timeout)
