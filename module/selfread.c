@@ -55,6 +55,9 @@ static atomic_t vp_selfread_queued = ATOMIC_INIT(0);
  * @ref:	the target's reference, and one while @work is queued
  * @lock:	protects every field below
  * @dead:	the target is ending: the counters must not be touched
+ *		(unless @release)
+ * @release:	the target ended while the thread was reading: the thread
+ *		releases the counters when done
  * @queued:	@work is queued and has not run yet
  * @reading:	the thread is reading the counters now
  * @want:	pass the queued work is for
@@ -77,6 +80,7 @@ struct vp_selfread {
 	refcount_t ref;
 	spinlock_t lock;	/* see @lock above */
 	bool dead;
+	bool release;
 	bool queued;
 	bool reading;
 	u64 want;
@@ -107,7 +111,7 @@ static void vp_selfread_fn(struct callback_head *cb)
 	u64 t0 = 0, t1 = 0, wall = 0;
 	unsigned long csw = 0;
 	u32 exited = 0, i, nr = 0;
-	bool read;
+	bool read, release;
 
 	spin_lock(&sr->lock);
 	read = !sr->dead;
@@ -117,7 +121,7 @@ static void vp_selfread_fn(struct callback_head *cb)
 	spin_unlock(&sr->lock);
 
 	if (read) {
-		/* The counters stay: the target waits for !reading. */
+		/* The counters stay: a target that ends hands them over. */
 		csw = current->nvcsw + current->nivcsw;
 		t0 = ktime_get_ns();
 		wall = ktime_get_real_ns();
@@ -148,11 +152,14 @@ static void vp_selfread_fn(struct callback_head *cb)
 	}
 	sr->reading = false;
 	sr->queued = false;
+	release = sr->release;
 	spin_unlock(&sr->lock);
-	/* Only vp_selfread_kill() waits here: no wake-up otherwise. */
-	smp_mb();	/* the state above before wake_up_var() looks */
-	wake_up_var(sr);
 
+	/* The target ended while this read: its counters are ours to go. */
+	if (release)
+		for (i = 0; i < nr; i++)
+			if (sr->events[i])
+				perf_event_release_kernel(sr->events[i]);
 	vp_selfread_put(sr);
 	/*
 	 * Last: unload may go on once this reaches zero; it then waits for
@@ -198,33 +205,32 @@ void vp_selfread_set_events(struct vp_selfread *sr,
 	spin_unlock(&sr->lock);
 }
 
-/* Is the thread reading its counters right now? */
-static bool vp_selfread_busy(struct vp_selfread *sr)
-{
-	bool busy;
-
-	spin_lock(&sr->lock);
-	busy = sr->reading;
-	spin_unlock(&sr->lock);
-	return busy;
-}
-
 /**
  * vp_selfread_kill() - the target ends: its counters are about to go
  * @sr:		the target's self-read state; the target's reference is
  *		dropped here
  *
- * A work still queued will find it dead and touch nothing; a read in
- * progress is waited for (it takes microseconds).  Never waits for a
- * queued work to run.
+ * A work still queued will find it dead and touch nothing.  A work that is
+ * reading the counters right now keeps them: it releases them itself when
+ * it is done (a thread switched out in the middle of its read may take a
+ * while, and a detach of hundreds of threads must not wait for each).
+ * Never waits.
+ *
+ * Return: true when the counters were handed to the thread (the caller
+ * must not release them); false when the caller releases them.
  */
-void vp_selfread_kill(struct vp_selfread *sr)
+bool vp_selfread_kill(struct vp_selfread *sr)
 {
+	bool handed;
+
 	spin_lock(&sr->lock);
 	sr->dead = true;
+	/* Reading now: the thread releases the counters when done. */
+	handed = sr->reading;
+	sr->release = handed;
 	spin_unlock(&sr->lock);
-	wait_var_event(sr, !vp_selfread_busy(sr));
 	vp_selfread_put(sr);
+	return handed;
 }
 
 /**

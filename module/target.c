@@ -146,16 +146,19 @@ void vp_target_start(struct vp_coll *c, struct vp_target *t)
  */
 void vp_target_free(struct vp_coll *c, struct vp_target *t)
 {
+	bool handed = false;
 	u32 i;
 
 	lockdep_assert_held(&c->lock);
 	if (t->sr) {
 		/* A read by the thread itself may still be queued: see there. */
 		c->reads.self_ns += vp_selfread_cpu_ns(t->sr);
-		vp_selfread_kill(t->sr);
+		handed = vp_selfread_kill(t->sr);
 	}
+	/* Counters the thread is reading right now, it releases itself. */
 	for (i = 0; i < t->nr_events; i++)
-		vp_counter_release(&t->counters[i]);
+		if (!handed)
+			vp_counter_release(&t->counters[i]);
 	xa_erase(&c->by_tid, t->gtid);
 	list_del(&t->node);
 	c->nr_targets--;

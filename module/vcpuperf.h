@@ -493,7 +493,7 @@ void vp_read_pass(struct vp_coll *c, u64 pass);
 struct vp_selfread *vp_selfread_new(void);
 void vp_selfread_set_events(struct vp_selfread *sr,
 			    const struct vp_counter *counters, u32 nr);
-void vp_selfread_kill(struct vp_selfread *sr);
+bool vp_selfread_kill(struct vp_selfread *sr);
 int vp_selfread_queue(struct vp_selfread *sr, struct task_struct *task,
 		      u64 pass, bool lazy);
 bool vp_selfread_done(struct vp_selfread *sr, u64 pass);
