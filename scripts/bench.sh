@@ -1,13 +1,15 @@
 #!/bin/sh
-# bench.sh - vcpuperf benchmark: vcpuperf vs perf stat vs a userspace
-# reader vs an in-kernel floor, in one QEMU/TCG VM boot.
+# bench.sh - vcpuperf benchmark: vcpuperf in each read mode (direct, kick,
+# lazy) vs perf stat vs a userspace reader (with and without JSONL output)
+# vs an in-kernel floor, in one QEMU/TCG VM boot.
 #
 # Usage: scripts/bench.sh [--smoke] [--out DIR]
 #
 #   (default)  full run: 8x4x100ms, 64x8x10ms, 256x8x10ms, 512x8x10ms
 #              (TIDs x events x interval), 2 interleaved reps each;
 #              results in bench/results/results.{md,json}
-#   --smoke    8x4x100ms only, 1 rep, short runs (~20 s of benchmark);
+#   --smoke    8x4x100ms and 16x4x10ms, 1 rep, short runs (about a
+#              minute of VM time);
 #              results in bench/results/smoke/ so the full results stay
 #   --out DIR  write results.{md,json} to DIR instead
 #
@@ -21,6 +23,7 @@ cd "$(dirname "$0")/.."
 KVER=${KVER:-$(make -s print-kver)}
 export KVER
 start=$(date +%s)
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 
 smoke=""
 out=""
@@ -64,7 +67,11 @@ if [ ! -f "$work/vm/vm.json" ]; then
 	exit 1
 fi
 end=$(date +%s)
-echo "{\"script_seconds\": $((end - start))}" >"$work/meta.json"
+commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+dirty=false
+[ -z "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] || dirty=true
+printf '{"script_seconds": %d, "commit": "%s", "dirty": %s, "load_start": "%s", "load_end": "%s"}\n' \
+	$((end - start)) "$commit" $dirty "$load_start" "$(cut -d' ' -f1-3 /proc/loadavg)" >"$work/meta.json"
 python3 bench/report.py "$work/vm/vm.json" "$work/decode.json" "$out" "$work/meta.json"
 echo "==== bench: results in $out/results.md ($((end - start)) s)"
 [ "$rc" -eq 0 ] || { echo "bench.sh: FAILED (VM rc $rc, see problems in $out/results.md)" >&2; exit 1; }
