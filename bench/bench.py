@@ -201,10 +201,12 @@ def status(coll_id=None):
 def window(dur, interval_s, ready_fn, alive_fn, snap_fn, outer_fn=None,
            setup_fn=None):
     """Steady-state window: wait until the collector produces (ready_fn),
-    call setup_fn once, then take outer_fn() (the status file: costly, kept
-    just outside) and snap_fn() (interrupts, CPU) at T1 = ready + 1.5
-    intervals and at T2 = T1 + dur/2, in the order outer, snap ... snap,
-    outer."""
+    call setup_fn once, then snap_fn() (interrupts, CPU) at T1 = ready +
+    1.5 intervals and at T2 = T1 + dur/2.  outer_fn() (the status file) is
+    read right after setup and right after T2: reading it holds the
+    collection's lock (about 0.1 s at 512 threads under TCG), which delays
+    the sampler, so T1 waits until the sampler has caught up (one interval
+    plus twice that read after it)."""
     t0 = time.monotonic()
     while not ready_fn():
         if not alive_fn() or time.monotonic() - t0 > dur / 2 + 60:
@@ -212,8 +214,10 @@ def window(dur, interval_s, ready_fn, alive_fn, snap_fn, outer_fn=None,
         time.sleep(0.02)
     ready = time.monotonic()
     ctx = setup_fn() if setup_fn else None
-    time.sleep(max(0.0, 1.5 * interval_s - (time.monotonic() - ready)))
     o1 = outer_fn(ctx) if outer_fn else None
+    guard = interval_s + 2 * (o1["read_ns"] / 1e9 if o1 else 0.0)
+    time.sleep(max(0.0, 1.5 * interval_s - (time.monotonic() - ready),
+                   guard))
     t1, s1 = mono_ns(), snap_fn(ctx)
     time.sleep(dur / 2)
     s2, t2 = snap_fn(ctx), mono_ns()
@@ -221,7 +225,8 @@ def window(dur, interval_s, ready_fn, alive_fn, snap_fn, outer_fn=None,
     if not alive_fn() or None in s1.values() or None in s2.values():
         return None
     return dict(t1=t1, t2=t2, seconds=(t2 - t1) / 1e9, startup_s=ready - t0,
-                d={k: s2[k] - s1[k] for k in s1}, o1=o1, o2=o2, ctx=ctx)
+                ready=ready, d={k: s2[k] - s1[k] for k in s1}, o1=o1, o2=o2,
+                ctx=ctx)
 
 
 def alive(pid):
@@ -378,14 +383,22 @@ def run_vcpuperf(cfg, spin, tag, mode):
             v = schedstat_ns(w["ctx"]["kpid"])
             if v is not None:
                 last["kthread"] = v
+        # dur seconds of rows, however long attaching took
+        if w and "term" not in last and time.monotonic() >= w["ready"] + dur:
+            last["term"] = True
+            signal_child(last["pid"], signal.SIGTERM)
+
+    def setup(pid):
+        last["pid"] = pid
+        return find_collection(pid)
 
     rc, cpu, wall, err, w = run_child(
         [CAT, "--tid", ",".join(map(str, spin.tids)), "--interval",
-         "%dms" % ims, "--events", names, "--read", mode, "--duration",
-         "%dms" % (dur * 1000), "-o", rows, "--events-out", evs],
+         "%dms" % ims, "--events", names, "--read", mode, "-o", rows,
+         "--events-out", evs],
         dur + 60, sig=signal.SIGTERM,
         win=(dur, ims / 1000, lambda: file_has(rows, b"late_ns"), snap,
-             lambda ctx: status(ctx["id"]), find_collection),
+             lambda ctx: status(ctx["id"]), setup),
         after_fn=after)
     ivn = ims * 1000000
     st = rowstat("vcpuperf", ivn, rows, w["t1"], w["t2"]) if w else \
@@ -413,8 +426,12 @@ def run_vcpuperf(cfg, spin, tag, mode):
         res["status"]["read_ns"] = [o1["read_ns"], o2["read_ns"]]
         res["dropped"] = o2.get("dropped")
         # The module's share: its sampler kthread and the self-read work
-        # in the target threads ("us in the threads").
-        w["d"]["cpu_module_self"] = res["status"]["self_us"] * 1000
+        # in the target threads ("us in the threads"), the latter read
+        # outside [T1, T2] (see window()): scaled to the window.
+        span = res["status"]["seconds"]
+        res["status"]["window_share"] = w["seconds"] / span if span else None
+        w["d"]["cpu_module_self"] = (res["status"]["self_us"] * 1000 *
+                                     (w["seconds"] / span if span else 1.0))
         w["d"]["cpu_module_kthread"] = w["d"].pop("cpu_kthread")
         # The whole run (approximate: the kthread until its last sighting,
         # the self-reads until T2).
@@ -631,6 +648,11 @@ def main():
     out = sys.argv[sys.argv.index("--out") + 1]
     configs = SMOKE if smoke else FULL
     reps = 1 if smoke else 2
+    only = os.environ.get("VP_BENCH_ONLY")    # development: "512x8x10ms,..."
+    if only:
+        configs = [c for c in configs
+                   if "%dx%dx%dms" % c[:3] in only.split(",")]
+        reps = int(os.environ.get("VP_BENCH_REPS", reps))
     log("start, guest uptime %s s" % open("/proc/uptime").read().split()[0])
     raise_nofile()
     mark = len(sh("dmesg").splitlines())

@@ -358,13 +358,18 @@ def main():
     P("")
     P("**How each figure is measured**, over a steady window in the middle of "
       "each run (from 1.5 intervals after the first output, half the run "
-      "long; [T1, T2] in CLOCK_MONOTONIC):")
+      "long; [T1, T2] in CLOCK_MONOTONIC). vcpuperf-cat runs without "
+      "--duration and gets SIGTERM once it has written rows for the run's "
+      "length, so a slow attach never eats the window.")
     P("")
     P("- *CPU per sample* = CPU time / (rows read in the window x events). "
       "**module** share (vcpuperf) = the collection's sampler kthread "
       "(`/proc/PID/schedstat`) + the time the target threads spent in the "
       "module's self-read work (status: \"N us in the threads\" of that "
-      "collection, read just before T1 and just after T2); floor = its "
+      "collection, read once the first rows are out and just after T2, "
+      "scaled to the window: reading the status file holds the "
+      "collection's lock, about 0.1 s at 512 threads under TCG, so T1 waits "
+      "for the sampler to catch up after it); floor = its "
       "kthread. **tool** = vcpuperf-cat's (or perf's, ureader's) process, "
       "all threads. total = module + tool. *x floor* = module share / the "
       "floor's; *perf ÷ total* = perf stat's total / this collector's.")
@@ -411,7 +416,7 @@ def main():
                                       figs[n]["idle_per_s"]["cal"])
         for n in figs) + ".")
     P("")
-    P("## vcpuperf read paths (status counters over the windows, all reps)")
+    P("## vcpuperf read paths (status counters from just before T1 to just after T2, all reps)")
     P("")
     P("Per pass, how each thread was read: direct because it was not on a "
       "CPU; by itself (task work); fallbacks to a direct read because its "

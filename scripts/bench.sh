@@ -13,6 +13,9 @@
 #              results in bench/results/smoke/ so the full results stay
 #   --out DIR  write results.{md,json} to DIR instead
 #
+# While developing, VP_BENCH_ONLY=512x8x10ms[,...] runs only those
+# configurations (VP_BENCH_REPS=N reps); never for committed results.
+#
 # Builds the module and vcpuperf-cat (make module tool), the floor module
 # (bench/floor, same KDIR) and bench's helpers, measures vcpuperf-cat's
 # decode throughput on the host, boots the VM once and runs bench/bench.py
