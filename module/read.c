@@ -20,6 +20,8 @@
 #define VP_SELF_WAIT_DIV	4
 /* ... and never longer than this. */
 #define VP_SELF_WAIT_MAX_NS	(20 * NSEC_PER_MSEC)
+/* A thread found reading itself at the deadline gets this much more. */
+#define VP_SELF_GRACE_NS	(1 * NSEC_PER_MSEC)
 /* Lazy: a running thread returns by itself within a timer tick. */
 #define VP_LAZY_WAIT_NS		(TICK_NSEC + TICK_NSEC / 2)
 
@@ -81,28 +83,37 @@ static bool vp_read_self_wanted(struct vp_coll *c, struct vp_target *t)
  * @mode:	from vp_read_mode()
  *
  * Remembers in the target whether the thread was asked (t->self_pass).
+ *
+ * Return: true when it was asked; false when the caller reads it directly
+ * (at once: a thread not on a CPU now may well be on one later in the
+ * pass, and a direct read would then cost a cross-CPU call).
  */
-void vp_read_start(struct vp_coll *c, struct vp_target *t, u64 pass,
+bool vp_read_start(struct vp_coll *c, struct vp_target *t, u64 pass,
 		   u32 mode)
 {
 	int ret;
 
 	t->self_pass = 0;
-	if (mode == VCPUPERF_READ_DIRECT || !vp_read_self_wanted(c, t))
-		return;
+	if (mode == VCPUPERF_READ_DIRECT) {
+		c->reads.direct++;
+		return false;
+	}
+	if (!vp_read_self_wanted(c, t))
+		return false;
 	ret = vp_selfread_queue(t->sr, t->task, pass,
 				mode == VCPUPERF_READ_LAZY);
 	if (ret == -EBUSY) {
 		c->reads.fb_pending++;
-		return;
+		return false;
 	}
 	if (ret) {
 		c->reads.fb_exiting++;
-		return;
+		return false;
 	}
 	t->self_pass = pass;
 	if (mode == VCPUPERF_READ_KICK)
 		c->reads.kicks++;
+	return true;
 }
 
 /**
@@ -123,17 +134,22 @@ void vp_read_kick_late(struct vp_coll *c, u64 pass, u64 at)
 			continue;
 		if (vp_selfread_wait(t->sr, pass, at))
 			continue;
+		/* kick_process() interrupts only a thread on a CPU */
+		if (READ_ONCE(t->task->on_cpu))
+			c->reads.kicks++;
 		kick_process(t->task);
-		c->reads.kicks++;
 	}
 }
 
 /**
- * vp_read_finish() - second half: the values, and the sample they make
+ * vp_read_finish() - second half for a thread that was asked to read
  * @c:		the collection, lock held
- * @t:		the thread
+ * @t:		the thread, with t->self_pass == @pass
  * @pass:	the pass number
- * @deadline:	CLOCK_MONOTONIC ns until which a self-read is waited for
+ * @deadline:	CLOCK_MONOTONIC ns until which its values are waited for
+ *
+ * Its values make the sample; if they did not come in time, it is read
+ * directly (and counted).
  *
  * Return: true when the thread has exited: the caller ends it.
  */
@@ -144,17 +160,26 @@ bool vp_read_finish(struct vp_coll *c, struct vp_target *t, u64 pass,
 	u64 t_mono, t_wall, window;
 	u32 exited;
 
-	if (t->self_pass == pass) {
-		t->self_pass = 0;
-		if (vp_selfread_wait(t->sr, pass, deadline) &&
-		    vp_selfread_take(t->sr, pass, vals, &exited, &t_mono,
-				     &t_wall, &window)) {
-			c->reads.self++;
-			return vp_sample_values(c, t, vals, exited, t_mono,
-						t_wall, window, 0);
-		}
-		c->reads.fb_timeout++;
+	t->self_pass = 0;
+	/* Reading itself at the deadline: it is done in microseconds. */
+	if (!vp_selfread_wait(t->sr, pass, deadline) &&
+	    vp_selfread_busy(t->sr))
+		vp_selfread_wait(t->sr, pass, ktime_get_ns() + VP_SELF_GRACE_NS);
+	if (vp_selfread_take(t->sr, pass, vals, &exited, &t_mono, &t_wall,
+			     &window)) {
+		c->reads.self++;
+		return vp_sample_values(c, t, vals, exited, t_mono, t_wall,
+					window, 0);
 	}
+	/*
+	 * Not in time.  A thread that was switched out meanwhile (its
+	 * counters are inactive) is read directly at no cost; one still on a
+	 * CPU (in the kernel) costs the cross-CPU read.
+	 */
+	if (READ_ONCE(t->task->on_cpu))
+		c->reads.fb_timeout++;
+	else
+		c->reads.fb_switched++;
 	return vp_sample_target(c, t, 0);
 }
 
@@ -164,21 +189,34 @@ bool vp_read_finish(struct vp_coll *c, struct vp_target *t, u64 pass,
  * @pass:	the pass number
  * @start:	CLOCK_MONOTONIC ns the pass began (its grid point, or later)
  *
- * Threads running elsewhere are asked first, all at once; then each is
- * collected in list order, every wait bounded by the pass's deadline.
- * Threads that exited are ended.
+ * In list order, threads running elsewhere are asked to read themselves
+ * and the others are read at once; then the values of those asked are
+ * collected, every wait bounded by the pass's deadline.  Threads that
+ * exited are ended.
  */
 void vp_read_pass(struct vp_coll *c, u64 pass, u64 start)
 {
 	u32 mode = vp_read_mode(c);
 	u64 deadline = start + vp_self_budget(c, mode);
 	struct vp_target *t, *tmp;
+	bool asked = false;
 
-	list_for_each_entry(t, &c->targets, node)
-		vp_read_start(c, t, pass, mode);
+	list_for_each_entry_safe(t, tmp, &c->targets, node) {
+		if (vp_read_start(c, t, pass, mode)) {
+			asked = true;
+			continue;
+		}
+		if (vp_sample_target(c, t, 0))
+			vp_target_end(c, t, VCPUPERF_DETACH_EXITED);
+		cond_resched();
+	}
+	if (!asked)
+		return;
 	if (mode == VCPUPERF_READ_LAZY)
 		vp_read_kick_late(c, pass, start + VP_LAZY_WAIT_NS);
 	list_for_each_entry_safe(t, tmp, &c->targets, node) {
+		if (t->self_pass != pass)
+			continue;
 		if (vp_read_finish(c, t, pass, deadline))
 			vp_target_end(c, t, VCPUPERF_DETACH_EXITED);
 		cond_resched();

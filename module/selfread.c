@@ -34,6 +34,7 @@
 #include <linux/hrtimer.h>
 #include <linux/jiffies.h>
 #include <linux/ktime.h>
+#include <linux/math64.h>
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
 #include <linux/sched.h>
@@ -69,7 +70,11 @@ static atomic_t vp_selfread_queued = ATOMIC_INIT(0);
  * @t_mono:	CLOCK_MONOTONIC of the first read
  * @t_wall:	CLOCK_REALTIME at the same moment
  * @window:	ns from the first to the last read
- * @run_ns:	time the work took, for the module's CPU accounting
+ * @run_ns:	time the reads took in works that were not switched out
+ *		meanwhile, for the module's CPU accounting
+ * @runs:	works that ran (read) and were not switched out
+ * @runs_switched: works that read and were switched out meanwhile (their
+ *		wall time is not CPU time: they count at the mean of @runs)
  * @exited:	counters that saw their thread exit
  * @vals:	the values read
  */
@@ -88,6 +93,8 @@ struct vp_selfread {
 	u64 t_wall;
 	u64 window;
 	u64 run_ns;
+	u64 runs;
+	u64 runs_switched;
 	u32 exited;
 	struct vcpuperf_count vals[VCPUPERF_MAX_EVENTS];
 };
@@ -104,6 +111,7 @@ static void vp_selfread_fn(struct callback_head *cb)
 	struct vp_selfread *sr = container_of(cb, struct vp_selfread, work);
 	struct vcpuperf_count vals[VCPUPERF_MAX_EVENTS];
 	u64 t0 = 0, t1 = 0, wall = 0;
+	unsigned long csw = 0;
 	u32 exited = 0, i, nr = 0;
 	bool read;
 
@@ -116,6 +124,7 @@ static void vp_selfread_fn(struct callback_head *cb)
 
 	if (read) {
 		/* The counters stay: the target waits for !reading. */
+		csw = current->nvcsw + current->nivcsw;
 		t0 = ktime_get_ns();
 		wall = ktime_get_real_ns();
 		for (i = 0; i < nr; i++) {
@@ -135,7 +144,12 @@ static void vp_selfread_fn(struct callback_head *cb)
 		sr->t_mono = t0;
 		sr->t_wall = wall;
 		sr->window = t1 - t0;
-		sr->run_ns += ktime_get_ns() - t0;
+		if (csw == current->nvcsw + current->nivcsw) {
+			sr->run_ns += t1 - t0;
+			sr->runs++;
+		} else {
+			sr->runs_switched++;
+		}
 		sr->done = sr->want;
 	}
 	sr->reading = false;
@@ -190,7 +204,13 @@ void vp_selfread_set_events(struct vp_selfread *sr,
 	spin_unlock(&sr->lock);
 }
 
-static bool vp_selfread_reading(struct vp_selfread *sr)
+/**
+ * vp_selfread_busy() - is the thread reading its counters right now?
+ * @sr:		the self-read state
+ *
+ * Return: true while its work is between its first and last read.
+ */
+bool vp_selfread_busy(struct vp_selfread *sr)
 {
 	bool busy;
 
@@ -214,7 +234,7 @@ void vp_selfread_kill(struct vp_selfread *sr)
 	spin_lock(&sr->lock);
 	sr->dead = true;
 	spin_unlock(&sr->lock);
-	wait_var_event(sr, !vp_selfread_reading(sr));
+	wait_var_event(sr, !vp_selfread_busy(sr));
 	vp_selfread_put(sr);
 }
 
@@ -345,8 +365,12 @@ bool vp_selfread_take(struct vp_selfread *sr, u64 pass,
 }
 
 /**
- * vp_selfread_cpu_ns() - time the thread spent in its works so far
+ * vp_selfread_cpu_ns() - CPU time the thread spent in its reads so far
  * @sr:		the self-read state
+ *
+ * Wall time of the reads, which is CPU time when the thread was not
+ * switched out meanwhile; reads it was switched out in count at the mean
+ * of the others.
  *
  * Return: ns.
  */
@@ -356,6 +380,8 @@ u64 vp_selfread_cpu_ns(struct vp_selfread *sr)
 
 	spin_lock(&sr->lock);
 	ns = sr->run_ns;
+	if (sr->runs_switched && sr->runs)
+		ns += div64_u64(sr->run_ns * sr->runs_switched, sr->runs);
 	spin_unlock(&sr->lock);
 	return ns;
 }

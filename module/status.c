@@ -65,8 +65,9 @@ static void vp_status_reads(struct seq_file *m, struct vp_coll *c)
 		   vp_read_mode_name(c->read_mode),
 		   vp_read_mode_name(vp_read_mode(c)), r->direct, r->self,
 		   r->kicks, div_u64(self_ns, NSEC_PER_USEC));
-	seq_printf(m, "read fallbacks: %llu timeout, %llu pending, %llu kthread, %llu exiting\n",
-		   r->fb_timeout, r->fb_pending, r->fb_kthread, r->fb_exiting);
+	seq_printf(m, "read fallbacks: %llu timeout, %llu switched out, %llu pending, %llu kthread, %llu exiting\n",
+		   r->fb_timeout, r->fb_switched, r->fb_pending, r->fb_kthread,
+		   r->fb_exiting);
 }
 
 static void vp_status_owner(struct seq_file *m, struct vp_coll *c)

@@ -221,10 +221,14 @@ struct vp_target {
 
 /**
  * struct vp_read_stats - how a collection's passes read their threads
- * @direct:	threads read directly because they were not on a CPU
+ * @direct:	threads read directly because they were not on a CPU (or
+ *		the mode is direct)
  * @self:	threads that read their own counters in time
  * @kicks:	reschedule interrupts sent to make them do it
- * @fb_timeout:	read directly: the thread had not by the deadline
+ * @fb_timeout:	read directly (cross-CPU): the thread had not by the
+ *		deadline and was still on a CPU (in the kernel)
+ * @fb_switched: read directly (no cost): the thread had not by the
+ *		deadline, having been switched out meanwhile
  * @fb_pending:	read directly: its previous read was still queued
  * @fb_kthread:	read directly: a kernel thread (never runs task work)
  * @fb_exiting:	read directly: the thread was exiting
@@ -235,6 +239,7 @@ struct vp_read_stats {
 	u64 self;
 	u64 kicks;
 	u64 fb_timeout;
+	u64 fb_switched;
 	u64 fb_pending;
 	u64 fb_kthread;
 	u64 fb_exiting;
@@ -435,7 +440,7 @@ const char *vp_counter_state(const struct vp_counter *c);
 
 /* read.c */
 u32 vp_read_mode(struct vp_coll *c);
-void vp_read_start(struct vp_coll *c, struct vp_target *t, u64 pass,
+bool vp_read_start(struct vp_coll *c, struct vp_target *t, u64 pass,
 		   u32 mode);
 void vp_read_kick_late(struct vp_coll *c, u64 pass, u64 at);
 bool vp_read_finish(struct vp_coll *c, struct vp_target *t, u64 pass,
@@ -451,6 +456,7 @@ void vp_selfread_kill(struct vp_selfread *sr);
 int vp_selfread_queue(struct vp_selfread *sr, struct task_struct *task,
 		      u64 pass, bool lazy);
 bool vp_selfread_done(struct vp_selfread *sr, u64 pass);
+bool vp_selfread_busy(struct vp_selfread *sr);
 bool vp_selfread_wait(struct vp_selfread *sr, u64 pass, u64 deadline);
 bool vp_selfread_take(struct vp_selfread *sr, u64 pass,
 		      struct vcpuperf_count *vals, u32 *exited, u64 *t_mono,

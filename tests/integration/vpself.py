@@ -56,14 +56,14 @@ def read_stats(owner=None):
     m = re.search(r"^read: (\w+) \(now (\w+)\); (\d+) direct \(not on a "
                   r"CPU\), (\d+) by the thread itself \((\d+) kicks, (\d+) us",
                   block, re.M)
-    f = re.search(r"^read fallbacks: (\d+) timeout, (\d+) pending, (\d+) "
-                  r"kthread, (\d+) exiting", block, re.M)
+    f = re.search(r"^read fallbacks: (\d+) timeout, (\d+) switched out, "
+                  r"(\d+) pending, (\d+) kthread, (\d+) exiting", block, re.M)
     check(m and f, "no read lines in status:\n" + block)
     return {"mode": m.group(1), "now": m.group(2), "direct": int(m.group(3)),
             "self": int(m.group(4)), "kicks": int(m.group(5)),
             "self_us": int(m.group(6)), "timeout": int(f.group(1)),
-            "pending": int(f.group(2)), "kthread": int(f.group(3)),
-            "exiting": int(f.group(4))}
+            "switched": int(f.group(2)), "pending": int(f.group(3)),
+            "kthread": int(f.group(4)), "exiting": int(f.group(5))}
 
 
 def pct(values, p):
@@ -149,11 +149,13 @@ def running_threads_read_themselves():
     # none (it came by itself: only late threads are kicked).
     fc = {m: r["cal"] - base["cal"] for m, r in out.items()}
     rs = {m: r["res"] - base["res"] for m, r in out.items()}
-    check(fc["direct"] >= 1.5, "direct: %.3f function calls per thread x "
-          "tick (4 counters, one thread of two elsewhere: 2)" % fc["direct"])
-    check(fc["kick"] <= 0.2 and fc["lazy"] <= 0.2,
-          "cross-CPU reads left: kick %.3f, lazy %.3f" %
-          (fc["kick"], fc["lazy"]))
+    check(fc["direct"] >= 0.8, "direct: %.3f function calls per thread x "
+          "tick (4 counters, one thread of two elsewhere: up to 2)" %
+          fc["direct"])
+    check(fc["kick"] <= 0.25 * fc["direct"] and
+          fc["lazy"] <= 0.25 * fc["direct"],
+          "cross-CPU reads left: kick %.3f, lazy %.3f (direct %.3f)" %
+          (fc["kick"], fc["lazy"], fc["direct"]))
     check(rs["kick"] - rs["lazy"] >= 0.25, "kick sent no more rescheduling "
           "interrupts than lazy: %.3f vs %.3f" % (rs["kick"], rs["lazy"]))
     check(rs["lazy"] <= rs["direct"] + 0.1, "lazy added interrupts: %.3f "
@@ -207,7 +209,8 @@ def stuck_in_kernel_falls_back():
           "%d rows, late p50 %.2f p99 %.2f max %.2f ms" %
           (s["timeout"], s["pending"], s["self"], s["direct"], len(rows),
            pct(late, 0.5) / MS, pct(late, 0.99) / MS, max(late) / MS))
-    check(s["timeout"] + s["pending"] > 0, "no fallback counted: %s" % s)
+    check(s["timeout"] + s["switched"] + s["pending"] > 0,
+          "no fallback counted: %s" % s)
     check(len(rows) >= 50, "only %d rows in 2 s at 20 ms" % len(rows))
     # a quarter of the interval (5 ms) to wait, then the direct read
     check(pct(late, 0.5) < 20 * MS, "rows late: p50 %d ns" % pct(late, 0.5))
