@@ -153,8 +153,9 @@ STATUS_RE = {
     "read": re.compile(
         r"^read: (\w+) \(now (\w+)\); (\d+) direct \(not on a CPU\), (\d+) by "
         r"the thread itself \((\d+) kicks, (\d+) us in the threads\)", re.M),
-    "fb": re.compile(r"^read fallbacks: (\d+) timeout, (\d+) pending, "
-                     r"(\d+) kthread, (\d+) exiting", re.M),
+    "fb": re.compile(r"^read fallbacks: (\d+) timeout, (?:(\d+) switched "
+                     r"out, )?(\d+) pending, (\d+) kthread, (\d+) exiting",
+                     re.M),
 }
 
 
@@ -191,9 +192,10 @@ def status(coll_id=None):
                 c[k] = int(m.group(g))
         m = STATUS_RE["fb"].search(head)
         if m:
-            for k, g in (("fb_timeout", 1), ("fb_pending", 2),
-                         ("fb_kthread", 3), ("fb_exiting", 4)):
-                c[k] = int(m.group(g))
+            for k, g in (("fb_timeout", 1), ("fb_switched", 2),
+                         ("fb_pending", 3), ("fb_kthread", 4),
+                         ("fb_exiting", 5)):
+                c[k] = int(m.group(g) or 0)
         colls[n] = c
     return colls.get(coll_id) if coll_id is not None else colls
 
@@ -419,8 +421,8 @@ def run_vcpuperf(cfg, spin, tag, mode):
         res["collection"] = o2["id"]
         res["status"] = {k: o2.get(k, 0) - o1.get(k, 0) for k in (
             "passes", "missed", "produced", "dropped", "direct", "self",
-            "kicks", "self_us", "fb_timeout", "fb_pending", "fb_kthread",
-            "fb_exiting")}
+            "kicks", "self_us", "fb_timeout", "fb_switched", "fb_pending",
+            "fb_kthread", "fb_exiting")}
         res["status"]["mode_now"] = o2.get("mode_now")
         res["status"]["seconds"] = (o2["read_at_ns"] - o1["read_at_ns"]) / 1e9
         res["status"]["read_ns"] = [o1["read_ns"], o2["read_ns"]]

@@ -113,10 +113,12 @@ def agg(cfg):
             ss = [r["status"] for r in runs if r.get("status")]
             a["status"] = {k: sum(x[k] for x in ss) for k in (
                 "passes", "missed", "direct", "self", "kicks", "self_us",
-                "fb_timeout", "fb_pending", "fb_kthread", "fb_exiting")} \
+                "fb_timeout", "fb_switched", "fb_pending", "fb_kthread",
+                "fb_exiting")} \
                 if ss else None
             if ss:
-                q = a["status"]["self"] + a["status"]["fb_timeout"]
+                q = (a["status"]["self"] + a["status"]["fb_timeout"] +
+                     a["status"]["fb_switched"])
                 a["status"]["us_per_work"] = (a["status"]["self_us"] / q
                                               if q else None)
                 a["status"]["mode_now"] = ss[0].get("mode_now")
@@ -418,22 +420,25 @@ def main():
     P("")
     P("## vcpuperf read paths (status counters from just before T1 to just after T2, all reps)")
     P("")
-    P("Per pass, how each thread was read: direct because it was not on a "
-      "CPU; by itself (task work); fallbacks to a direct read because its "
-      "work did not run by the pass's deadline (timeout) or the previous "
-      "one was still queued (pending). *µs per work* = \"us in the threads\" "
-      "/ works queued (self + timeout): wall time from the work's first read "
-      "to its hand-over, so it includes any time the thread spent preempted "
-      "or asleep inside the work (not only CPU); *from floor* = what the "
-      "work's reads cost in the floor (events x the floor's µs per sample), "
-      "for comparison. *sampler µs / sample* and *self µs / sample* split "
+    P("How each thread was read (sums over the passes): *direct* (not on a "
+      "CPU, or read mode direct); by itself (*self*, task work); *kicks* "
+      "(reschedule interrupts sent); fallbacks to a direct read because its "
+      "work did not run by the pass's deadline while it was still on a CPU "
+      "(*timeout*: a cross-CPU read) or after it was switched out (*switched "
+      "out*: no interrupt), or because the previous work was still queued "
+      "(*pending*). *µs per work* = \"us in the threads\" / works asked "
+      "(self + timeout + switched out), the module's own account of the "
+      "CPU the threads spent reading (the wall time of the reads, a read the "
+      "thread was switched out in counted at the mean of the others); *from "
+      "floor* = what the same reads cost the floor (events x the floor's µs "
+      "per sample), for comparison. *sampler* and *self µs / sample* split "
       "the module share. *status read*: the longest read of the status file "
       "(the collection's lock is held meanwhile).")
     P("")
     P("| config | mode | passes | missed grid pts | direct | self | kicks | "
-      "timeout | pending | µs per work | from floor | sampler µs / sample | "
-      "self µs / sample | status read (ms) |")
-    P("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+      "timeout | switched out | pending | µs per work | from floor | sampler "
+      "µs / sample | self µs / sample | status read (ms) |")
+    P("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for c in vm["configs"]:
         f = figs[c["name"]]
         fl = f["floor"] and f["floor"]["module"]
@@ -441,11 +446,12 @@ def main():
             a = f[m]
             s = a and a.get("status")
             if not s:
-                P("| %s | %s | – |%s" % (c["name"], m[9:], " |" * 11))
+                P("| %s | %s | – |%s" % (c["name"], m[9:], " |" * 12))
                 continue
-            P("| %s | %s | %d | %d | %d | %d | %d | %d | %d | %s | %s | %s | %s | %s |" % (
+            P("| %s | %s | %d | %d | %d | %d | %d | %d | %d | %d | %s | %s | %s | %s | %s |" % (
                 c["name"], m[9:], s["passes"], s["missed"], s["direct"],
-                s["self"], s["kicks"], s["fb_timeout"], s["fb_pending"],
+                s["self"], s["kicks"], s["fb_timeout"], s["fb_switched"],
+                s["fb_pending"],
                 fnum(s["us_per_work"], "%.0f"),
                 us(fl and fl * c["events"], "%.0f"), us(a["kthread"]),
                 us(a["self"]), fnum(s["read_ms"], "%.1f")))
