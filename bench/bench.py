@@ -649,7 +649,7 @@ def main():
     smoke = "--smoke" in sys.argv
     out = sys.argv[sys.argv.index("--out") + 1]
     configs = SMOKE if smoke else FULL
-    reps = 1 if smoke else 2
+    reps = 1 if smoke else 3
     only = os.environ.get("VP_BENCH_ONLY")    # development: "512x8x10ms,..."
     if only:
         configs = [c for c in configs

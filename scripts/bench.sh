@@ -6,7 +6,7 @@
 # Usage: scripts/bench.sh [--smoke] [--out DIR]
 #
 #   (default)  full run: 8x4x100ms, 64x8x10ms, 256x8x10ms, 512x8x10ms
-#              (TIDs x events x interval), 2 interleaved reps each;
+#              (TIDs x events x interval), 3 interleaved reps each;
 #              results in bench/results/results.{md,json}
 #   --smoke    8x4x100ms and 16x4x10ms, 1 rep, short runs (about a
 #              minute of VM time);
