@@ -63,8 +63,17 @@ nice python3 bench/decode_bench.py --rows $rows --out "$work/decode.json" >/dev/
 
 echo "==== bench: VM run${smoke:+ (smoke)}"
 rc=0
-scripts/vm-run.sh --kver "$KVER" --timeout 3600 --out "$work/vm" -- \
+# A soft lockup or hung task panics the guest (vm-run exits 125 at once,
+# the trace on the console at loglevel 5) instead of idling to the timeout.
+if [ -n "$smoke" ]; then tmo=900; else tmo=3600; fi
+scripts/vm-run.sh --kver "$KVER" --timeout $tmo --out "$work/vm" \
+	--append "loglevel=5 softlockup_panic=1 hung_task_panic=1" -- \
 	python3 bench/bench.py $smoke --out /tmp/out || rc=$?
+if [ "$rc" -ne 0 ] && [ -f "$work/vm/console.log" ]; then
+	mkdir -p "$out/fail"
+	cp "$work/vm/console.log" "$out/fail/console.log"
+	echo "bench.sh: VM rc $rc; console log in $out/fail/console.log" >&2
+fi
 if [ ! -f "$work/vm/vm.json" ]; then
 	echo "bench.sh: the VM run produced no results (rc $rc)" >&2
 	exit 1
