@@ -4,6 +4,7 @@
  *
  * ureader --tids T1,T2,... --events TYPE:CONFIG,... --interval-us N
  *         --duration-ms D [--group] [--out FILE] [--ready FILE]
+ *         [--jsonl FILE --pid P --names a,b,...] [--window FILE]
  *
  * Opens one counter per (TID, event) with perf_event_open(2) (pid = TID,
  * cpu = -1).  Every tick of a drift-free CLOCK_MONOTONIC grid
@@ -14,9 +15,27 @@
  * grid points.  --ready FILE is created once the counters are open.
  * At the end it writes a JSON summary (ticks, reads, tick
  * timestamps' interval mean and jitter) to FILE or stdout.
+ *
+ * Lateness: each TID's read is stamped (CLOCK_MONOTONIC) just before its
+ * read(); late = stamp - the tick's grid point, one value per (TID, tick),
+ * as vcpuperf-cat's late_ns is one per row.  --window FILE, read at exit,
+ * holds "LO HI" (CLOCK_MONOTONIC ns): the summary then also gives ticks,
+ * missed grid points and the lateness distribution (p50, p99, max) of the
+ * ticks whose grid point lies in [LO, HI].
+ *
+ * --jsonl FILE (with --group; the benchmark's fair peer of vcpuperf-cat)
+ * also writes one JSONL row per TID per tick, with the keys of
+ * vcpuperf-cat's rows for these events (--names gives the event keys, - and
+ * : made _; --pid the "pid" value; "vcpu" is the TID's index): per-tick
+ * deltas of the group's values, scaled for multiplexing, time enabled and
+ * running, read window, late_ns, both clocks taken per read as the module
+ * does.  Numbers are formatted without printf and the rows of a tick go
+ * out with one write() at its end (vcpuperf-cat writes whenever the stream
+ * runs dry, once per interval).
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <math.h>
 #include <stdint.h>
@@ -29,13 +48,22 @@
 #include <unistd.h>
 
 #define MAX_EVENTS 16
+#define KEY_LEN 64
+#define OUT_CAP (4 << 20)
+/* The longest row: fixed keys plus MAX_EVENTS keys and values. */
+#define ROW_MAX (640 + MAX_EVENTS * (KEY_LEN + 24))
 
-static uint64_t now_ns(void)
+static uint64_t clock_ns(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -48,20 +76,108 @@ static int cmp_u64(const void *a, const void *b)
 static void usage(void)
 {
 	fprintf(stderr, "usage: ureader --tids T,... --events TYPE:CONFIG,... "
-		"--interval-us N --duration-ms D [--group] [--out FILE] [--ready FILE]\n");
+		"--interval-us N --duration-ms D [--group] [--out FILE] [--ready FILE]\n"
+		"               [--jsonl FILE --pid P --names a,b,...] [--window FILE]\n");
 	exit(2);
 }
+
+/* ---- the JSONL writer: a flat buffer, numbers without printf ---- */
+
+static char *obuf;
+static size_t olen;
+static int ofd = -1;
+
+static const char digit_pairs[201] =
+	"00010203040506070809101112131415161718192021222324252627282930313233"
+	"34353637383940414243444546474849505152535455565758596061626364656667"
+	"6869707172737475767778798081828384858687888990919293949596979899";
+
+static void put(const char *s, size_t n)
+{
+	memcpy(obuf + olen, s, n);
+	olen += n;
+}
+
+#define PUT_LIT(s) put(s, sizeof(s) - 1)
+
+static void put_u64(uint64_t v)
+{
+	char tmp[24];
+	char *p = tmp + sizeof(tmp);
+
+	while (v >= 100) {
+		unsigned int r = (unsigned int)(v % 100);
+
+		v /= 100;
+		p -= 2;
+		memcpy(p, digit_pairs + 2 * r, 2);
+	}
+	if (v >= 10) {
+		p -= 2;
+		memcpy(p, digit_pairs + 2 * v, 2);
+	} else {
+		*--p = (char)('0' + v);
+	}
+	put(p, (size_t)(tmp + sizeof(tmp) - p));
+}
+
+static void flush_out(void)
+{
+	size_t off = 0;
+
+	while (off < olen) {
+		ssize_t n = write(ofd, obuf + off, olen - off);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			perror("ureader: write --jsonl");
+			exit(1);
+		}
+		off += (size_t)n;
+	}
+	olen = 0;
+}
+
+/* value * enabled / running, as vp_scale(); false when there is none. */
+static int scale(uint64_t value, uint64_t enabled, uint64_t running,
+		 uint64_t *out)
+{
+	unsigned __int128 q;
+
+	if (!enabled || running >= enabled) {
+		*out = value;
+		return 1;
+	}
+	if (!running)
+		return 0;
+	q = (unsigned __int128)value * enabled / running;
+	if (q >> 64)
+		return 0;
+	*out = (uint64_t)q;
+	return 1;
+}
+
+/* Per TID: the previous group read, for deltas. */
+struct prev {
+	uint64_t enabled, running, t_mono, seen;
+	uint64_t value[MAX_EVENTS];
+};
 
 int main(int argc, char **argv)
 {
 	const char *tids_arg = NULL, *events_arg = NULL, *out = NULL;
-	const char *ready = NULL;
+	const char *ready = NULL, *jsonl = NULL, *names = NULL, *window = NULL;
 	uint64_t interval_ns = 100000000ULL, duration_ns = 1000000000ULL;
 	struct perf_event_attr attr[MAX_EVENTS];
-	int group = 0, nev = 0, ntid = 0, i, j, failed = 0;
+	char key[MAX_EVENTS][KEY_LEN], ivs[32];
+	size_t keylen[MAX_EVENTS], ivslen;
+	int group = 0, nev = 0, ntid = 0, i, j, failed = 0, pid = 0;
 	int *tids, *fds;
-	uint64_t *stamps, ticks = 0, missed = 0, reads = 0, nstamps;
+	uint64_t *stamps, *grid, *late, ticks = 0, missed = 0, reads = 0;
+	uint64_t nstamps, seq = 0;
 	uint64_t start, next, end, buf[3 + 2 * MAX_EVENTS];
+	struct prev *prev = NULL;
 	volatile uint64_t sink = 0;
 	struct rlimit rl;
 	char *s, *tok, *copy;
@@ -82,10 +198,18 @@ int main(int argc, char **argv)
 			ready = argv[++i];
 		else if (!strcmp(argv[i], "--out") && i + 1 < argc)
 			out = argv[++i];
+		else if (!strcmp(argv[i], "--jsonl") && i + 1 < argc)
+			jsonl = argv[++i];
+		else if (!strcmp(argv[i], "--names") && i + 1 < argc)
+			names = argv[++i];
+		else if (!strcmp(argv[i], "--pid") && i + 1 < argc)
+			pid = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--window") && i + 1 < argc)
+			window = argv[++i];
 		else
 			usage();
 	}
-	if (!tids_arg || !events_arg || !interval_ns)
+	if (!tids_arg || !events_arg || !interval_ns || (jsonl && !group))
 		usage();
 
 	copy = strdup(events_arg);
@@ -105,6 +229,32 @@ int main(int argc, char **argv)
 		nev++;
 	}
 	free(copy);
+	/* The event keys of the rows: ,"name": with - and : made _. */
+	for (j = 0; j < nev; j++)
+		keylen[j] = (size_t)snprintf(key[j], KEY_LEN, ",\"e%d\":", j);
+	if (names) {
+		copy = strdup(names);
+		for (s = copy, j = 0; (tok = strsep(&s, ",")) != NULL && j < nev; j++) {
+			char *c;
+
+			if (strlen(tok) > KEY_LEN - 8)
+				usage();
+			for (c = tok; *c; c++)
+				if (*c == '-' || *c == ':')
+					*c = '_';
+			keylen[j] = (size_t)snprintf(key[j], KEY_LEN, ",\"%s\":", tok);
+		}
+		free(copy);
+	}
+	/* "interval_s" as vcpuperf-cat writes it: exact, no trailing zeros. */
+	ivslen = (size_t)snprintf(ivs, sizeof(ivs), "%llu.%09llu",
+				  (unsigned long long)(interval_ns / 1000000000ULL),
+				  (unsigned long long)(interval_ns % 1000000000ULL));
+	while (ivs[ivslen - 1] == '0')
+		ivslen--;
+	if (ivs[ivslen - 1] == '.')
+		ivslen--;
+
 	copy = strdup(tids_arg);
 	tids = calloc(strlen(tids_arg) / 2 + 2, sizeof(*tids));
 	for (s = copy; (tok = strsep(&s, ",")) != NULL;)
@@ -141,6 +291,15 @@ int main(int argc, char **argv)
 			fds[i * nev + j] = fd;
 		}
 	}
+	if (jsonl) {
+		ofd = open(jsonl, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		obuf = malloc(OUT_CAP);
+		prev = calloc((size_t)ntid, sizeof(*prev));
+		if (ofd < 0 || !obuf || !prev) {
+			perror(jsonl);
+			return 1;
+		}
+	}
 
 	if (ready) {
 		f = fopen(ready, "w");
@@ -149,6 +308,12 @@ int main(int argc, char **argv)
 	}
 	nstamps = duration_ns / interval_ns + 2;
 	stamps = calloc(nstamps, sizeof(*stamps));
+	grid = calloc(nstamps, sizeof(*grid));
+	late = calloc(nstamps * (uint64_t)ntid, sizeof(*late));
+	if (!stamps || !grid || !late) {
+		perror("ureader");
+		return 1;
+	}
 	start = now_ns();
 	end = start + duration_ns;
 	next = start;
@@ -164,15 +329,89 @@ int main(int argc, char **argv)
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 			;
 		t = now_ns();
-		if (ticks < nstamps)
+		if (ticks < nstamps) {
 			stamps[ticks] = t;
+			grid[ticks] = next;
+		}
 		for (i = 0; i < ntid; i++) {
+			uint64_t t0 = now_ns();
+
+			if (ticks < nstamps)
+				late[ticks * ntid + i] = t0 > next ? t0 - next : 0;
 			if (group) {
-				if (fds[i * nev] >= 0 &&
-				    read(fds[i * nev], buf, sizeof(buf)) > 0) {
-					sink += buf[3];
-					reads++;
+				uint64_t wall, t1, en, ru, v;
+				struct prev *pv;
+				int ok, k;
+
+				if (fds[i * nev] < 0 ||
+				    read(fds[i * nev], buf, sizeof(buf)) <= 0)
+					continue;
+				sink += buf[3];
+				reads++;
+				if (!jsonl)
+					continue;
+				/* The row, as vcpuperf-cat writes it. */
+				wall = clock_ns(CLOCK_REALTIME);
+				t1 = now_ns();
+				pv = &prev[i];
+				ok = buf[1] >= pv->enabled && buf[2] >= pv->running;
+				for (k = 0; k < nev && ok; k++)
+					ok = buf[3 + k] >= pv->value[k];
+				en = ok ? buf[1] - pv->enabled : buf[1];
+				ru = ok ? buf[2] - pv->running : buf[2];
+				PUT_LIT("{\"t_mono_ns\":");
+				put_u64(t0);
+				PUT_LIT(",\"t_wall_ns\":");
+				put_u64(wall);
+				PUT_LIT(",\"source\":\"ureader\",\"available_in_deployment\":false,\"interval_s\":");
+				put(ivs, ivslen);
+				PUT_LIT(",\"dt_ns\":");
+				if (pv->seen)
+					put_u64(t0 - pv->t_mono);
+				else
+					PUT_LIT("null");
+				PUT_LIT(",\"seq\":");
+				put_u64(++seq);
+				PUT_LIT(",\"pid\":");
+				put_u64((uint64_t)pid);
+				PUT_LIT(",\"tid\":");
+				put_u64((uint64_t)tids[i]);
+				PUT_LIT(",\"vcpu\":");
+				put_u64((uint64_t)i);
+				PUT_LIT(",\"ran\":");
+				if (en)
+					PUT_LIT("true");
+				else
+					PUT_LIT("false");
+				for (k = 0; k < nev; k++) {
+					put(key[k], keylen[k]);
+					if (scale(ok ? buf[3 + k] - pv->value[k] : buf[3 + k],
+						  en, ru, &v))
+						put_u64(v);
+					else
+						PUT_LIT("null");
+					pv->value[k] = buf[3 + k];
 				}
+				PUT_LIT(",\"ipc\":null,\"cache_miss_rate\":null,\"time_enabled_ns\":");
+				put_u64(en);
+				PUT_LIT(",\"time_running_ns\":");
+				put_u64(ru);
+				PUT_LIT(",\"multiplexed\":");
+				if (ru && ru < en)
+					PUT_LIT("true");
+				else
+					PUT_LIT("false");
+				PUT_LIT(",\"read_window_ns\":");
+				put_u64(t1 - t0);
+				PUT_LIT(",\"late_ns\":");
+				put_u64(t0 > next ? t0 - next : 0);
+				PUT_LIT("}\n");
+				pv->enabled = buf[1];
+				pv->running = buf[2];
+				pv->t_mono = t0;
+				pv->seen = 1;
+				if (olen > OUT_CAP - ROW_MAX)
+					flush_out();
 				continue;
 			}
 			for (j = 0; j < nev; j++) {
@@ -183,6 +422,8 @@ int main(int argc, char **argv)
 				}
 			}
 		}
+		if (jsonl)
+			flush_out();
 		ticks++;
 		t = now_ns();
 		while (next + interval_ns <= t) {
@@ -193,22 +434,46 @@ int main(int argc, char **argv)
 	for (i = 0; i < ntid * nev; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
+	if (jsonl)
+		close(ofd);
 
 	{
-		uint64_t n = ticks < nstamps ? ticks : nstamps, k, *jit;
+		uint64_t n = ticks < nstamps ? ticks : nstamps, k, *jit, *wl;
+		uint64_t lo = 0, hi = UINT64_MAX, wticks = 0, wmissed = 0, nw = 0;
+		unsigned long long a, b;
 		double mean = 0;
 
+		if (window) {
+			f = fopen(window, "r");
+			if (f && fscanf(f, "%llu %llu", &a, &b) == 2) {
+				lo = a;
+				hi = b;
+			}
+			if (f)
+				fclose(f);
+		}
 		jit = calloc(n + 1, sizeof(*jit));
+		wl = calloc(n * (uint64_t)ntid + 1, sizeof(*wl));
 		for (k = 1; k < n; k++) {
 			uint64_t dt = stamps[k] - stamps[k - 1];
 
 			mean += (double)dt;
 			jit[k - 1] = dt > interval_ns ? dt - interval_ns : interval_ns - dt;
 		}
+		for (k = 0; k < n; k++) {
+			if (grid[k] < lo || grid[k] > hi)
+				continue;
+			wticks++;
+			if (k && grid[k] - grid[k - 1] > interval_ns)
+				wmissed += (grid[k] - grid[k - 1]) / interval_ns - 1;
+			memcpy(wl + nw, late + k * ntid, ntid * sizeof(*wl));
+			nw += (uint64_t)ntid;
+		}
 		if (n > 1) {
 			mean /= (double)(n - 1);
 			qsort(jit, n - 1, sizeof(*jit), cmp_u64);
 		}
+		qsort(wl, nw, sizeof(*wl), cmp_u64);
 		f = out ? fopen(out, "w") : stdout;
 		if (!f) {
 			perror(out);
@@ -216,19 +481,34 @@ int main(int argc, char **argv)
 		}
 		fprintf(f, "{\"ticks\": %llu, \"missed\": %llu, \"reads\": %llu, "
 			"\"counters\": %d, \"failed\": %d, \"group\": %s, "
+			"\"rows\": %llu, "
 			"\"interval_mean_ns\": %.0f, \"jitter_p99_ns\": %llu, "
-			"\"jitter_max_ns\": %llu, \"sink\": %llu}\n",
+			"\"jitter_max_ns\": %llu, \"sink\": %llu, "
+			"\"window\": {\"lo\": %llu, \"hi\": %llu, \"ticks\": %llu, "
+			"\"missed\": %llu, \"rows\": %llu, \"late_p50_ns\": %llu, "
+			"\"late_p99_ns\": %llu, \"late_max_ns\": %llu}}\n",
 			(unsigned long long)ticks, (unsigned long long)missed,
 			(unsigned long long)reads, ntid * nev - failed, failed,
-			group ? "true" : "false", mean,
+			group ? "true" : "false", (unsigned long long)seq, mean,
 			(unsigned long long)(n > 1 ? jit[((n - 1) * 99) / 100] : 0),
 			(unsigned long long)(n > 1 ? jit[n - 2] : 0),
-			(unsigned long long)sink);
+			(unsigned long long)sink,
+			(unsigned long long)lo, (unsigned long long)hi,
+			(unsigned long long)wticks, (unsigned long long)wmissed,
+			(unsigned long long)nw,
+			(unsigned long long)(nw ? wl[nw / 2] : 0),
+			(unsigned long long)(nw ? wl[(nw * 99) / 100] : 0),
+			(unsigned long long)(nw ? wl[nw - 1] : 0));
 		if (f != stdout)
 			fclose(f);
 		free(jit);
+		free(wl);
 	}
 	free(stamps);
+	free(grid);
+	free(late);
+	free(prev);
+	free(obuf);
 	free(fds);
 	free(tids);
 	return failed == ntid * nev;

@@ -1,15 +1,20 @@
 #!/bin/sh
-# bench.sh - vcpuperf benchmark: vcpuperf vs perf stat vs a userspace
-# reader vs an in-kernel floor, in one QEMU/TCG VM boot.
+# bench.sh - vcpuperf benchmark: vcpuperf in each read mode (direct, kick,
+# lazy) vs perf stat vs a userspace reader (with and without JSONL output)
+# vs an in-kernel floor, in one QEMU/TCG VM boot.
 #
 # Usage: scripts/bench.sh [--smoke] [--out DIR]
 #
 #   (default)  full run: 8x4x100ms, 64x8x10ms, 256x8x10ms, 512x8x10ms
-#              (TIDs x events x interval), 2 interleaved reps each;
+#              (TIDs x events x interval), 3 interleaved reps each;
 #              results in bench/results/results.{md,json}
-#   --smoke    8x4x100ms only, 1 rep, short runs (~20 s of benchmark);
+#   --smoke    8x4x100ms and 16x4x10ms, 1 rep, short runs (about a
+#              minute of VM time);
 #              results in bench/results/smoke/ so the full results stay
 #   --out DIR  write results.{md,json} to DIR instead
+#
+# While developing, VP_BENCH_ONLY=512x8x10ms[,...] runs only those
+# configurations (VP_BENCH_REPS=N reps); never for committed results.
 #
 # Builds the module and vcpuperf-cat (make module tool), the floor module
 # (bench/floor, same KDIR) and bench's helpers, measures vcpuperf-cat's
@@ -21,6 +26,7 @@ cd "$(dirname "$0")/.."
 KVER=${KVER:-$(make -s print-kver)}
 export KVER
 start=$(date +%s)
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 
 smoke=""
 out=""
@@ -57,14 +63,27 @@ nice python3 bench/decode_bench.py --rows $rows --out "$work/decode.json" >/dev/
 
 echo "==== bench: VM run${smoke:+ (smoke)}"
 rc=0
-scripts/vm-run.sh --kver "$KVER" --timeout 3600 --out "$work/vm" -- \
+# A soft lockup or hung task panics the guest (vm-run exits 125 at once,
+# the trace on the console at loglevel 5) instead of idling to the timeout.
+if [ -n "$smoke" ]; then tmo=900; else tmo=3600; fi
+scripts/vm-run.sh --kver "$KVER" --timeout $tmo --out "$work/vm" \
+	--append "loglevel=5 softlockup_panic=1 hung_task_panic=1" -- \
 	python3 bench/bench.py $smoke --out /tmp/out || rc=$?
+if [ "$rc" -ne 0 ] && [ -f "$work/vm/console.log" ]; then
+	mkdir -p "$out/fail"
+	cp "$work/vm/console.log" "$out/fail/console.log"
+	echo "bench.sh: VM rc $rc; console log in $out/fail/console.log" >&2
+fi
 if [ ! -f "$work/vm/vm.json" ]; then
 	echo "bench.sh: the VM run produced no results (rc $rc)" >&2
 	exit 1
 fi
 end=$(date +%s)
-echo "{\"script_seconds\": $((end - start))}" >"$work/meta.json"
+commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+dirty=false
+[ -z "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] || dirty=true
+printf '{"script_seconds": %d, "commit": "%s", "dirty": %s, "load_start": "%s", "load_end": "%s"}\n' \
+	$((end - start)) "$commit" $dirty "$load_start" "$(cut -d' ' -f1-3 /proc/loadavg)" >"$work/meta.json"
 python3 bench/report.py "$work/vm/vm.json" "$work/decode.json" "$out" "$work/meta.json"
 echo "==== bench: results in $out/results.md ($((end - start)) s)"
 [ "$rc" -eq 0 ] || { echo "bench.sh: FAILED (VM rc $rc, see problems in $out/results.md)" >&2; exit 1; }

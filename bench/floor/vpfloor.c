@@ -17,6 +17,10 @@
  *   interval_us=N      read interval (default 100000)
  * Read-only results under /sys/module/vpfloor/parameters/:
  *   kpid ticks missed counters failed late_max_ns late_sum_ns
+ *   late_pct: "TICKS P50 P99 MAX" of the lateness of the pass starts
+ *             (ns after their grid point) whose grid point lies in
+ *             [win_lo_ns, win_hi_ns] (writable, CLOCK_MONOTONIC ns; 0 0
+ *             for every tick), from the first VPF_MAX_LATE ticks
  */
 #include <linux/delay.h>
 #include <linux/hrtimer.h>
@@ -27,10 +31,13 @@
 #include <linux/pid.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/string.h>
+#include <linux/vmalloc.h>
 
 #define VPF_MAX_TIDS	4096
 #define VPF_MAX_EVENTS	16
+#define VPF_MAX_LATE	65536	/* ticks whose lateness is kept */
 
 /* An int array, not a charp: charp values are limited to 1024 bytes. */
 static int tids[VPF_MAX_TIDS];
@@ -58,6 +65,50 @@ static ulong late_max_ns;
 module_param(late_max_ns, ulong, 0444);
 static ulong late_sum_ns;
 module_param(late_sum_ns, ulong, 0444);
+
+static ulong win_lo_ns;
+module_param(win_lo_ns, ulong, 0644);
+static ulong win_hi_ns;
+module_param(win_hi_ns, ulong, 0644);
+
+/* Per tick: its grid point and how late the pass started after it. */
+static u64 *late_grid, *late_ns;
+static unsigned long nr_late;
+
+static int vpf_cmp_u64(const void *a, const void *b)
+{
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* late_pct: computed when read (racy against the kthread: a benchmark). */
+static int vpf_late_pct_get(char *buf, const struct kernel_param *kp)
+{
+	unsigned long i, n = READ_ONCE(nr_late), m = 0;
+	u64 *v;
+	int ret;
+
+	v = vmalloc(array_size(n + 1, sizeof(*v)));
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		if (win_hi_ns && (late_grid[i] < win_lo_ns ||
+				  late_grid[i] > win_hi_ns))
+			continue;
+		v[m++] = late_ns[i];
+	}
+	sort(v, m, sizeof(*v), vpf_cmp_u64, NULL);
+	ret = sysfs_emit(buf, "%lu %llu %llu %llu\n", m, m ? v[m / 2] : 0,
+			 m ? v[m * 99 / 100] : 0, m ? v[m - 1] : 0);
+	vfree(v);
+	return ret;
+}
+
+static const struct kernel_param_ops vpf_late_pct_ops = {
+	.get = vpf_late_pct_get,
+};
+module_param_cb(late_pct, &vpf_late_pct_ops, NULL, 0444);
 
 static struct perf_event_attr attrs[VPF_MAX_EVENTS];
 static unsigned int nr_events;
@@ -178,6 +229,11 @@ static int vpf_fn(void *data)
 		now = ktime_get();
 		late = ktime_after(now, next) ? ktime_to_ns(ktime_sub(now, next)) : 0;
 		late_sum_ns += late;
+		if (nr_late < VPF_MAX_LATE) {
+			late_grid[nr_late] = ktime_to_ns(next);
+			late_ns[nr_late] = late;
+			smp_store_release(&nr_late, nr_late + 1);
+		}
 		if (late > late_max_ns)
 			late_max_ns = late;
 		for (i = 0; i < n; i++) {
@@ -208,21 +264,32 @@ static int __init vpf_init(void)
 		return ret;
 	}
 	evs = kcalloc(nr_tids * nr_events, sizeof(*evs), GFP_KERNEL);
-	if (!evs)
-		return -ENOMEM;
+	late_grid = vcalloc(VPF_MAX_LATE, sizeof(*late_grid));
+	late_ns = vcalloc(VPF_MAX_LATE, sizeof(*late_ns));
+	if (!evs || !late_grid || !late_ns) {
+		ret = -ENOMEM;
+		goto fail;
+	}
 	worker = kthread_run(vpf_fn, NULL, "vpfloor");
 	if (IS_ERR(worker)) {
-		kfree(evs);
-		return PTR_ERR(worker);
+		ret = PTR_ERR(worker);
+		goto fail;
 	}
 	kpid = worker->pid;
 	return 0;
+fail:
+	kfree(evs);
+	vfree(late_grid);
+	vfree(late_ns);
+	return ret;
 }
 
 static void __exit vpf_exit(void)
 {
 	kthread_stop(worker);
 	kfree(evs);
+	vfree(late_grid);
+	vfree(late_ns);
 	pr_info("vpfloor: %lu ticks, %lu missed, %u counters (%u failed), sink %llu\n",
 		ticks, missed, counters, failed, sink);
 }
