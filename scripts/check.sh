@@ -77,7 +77,7 @@ step "VM: integration tests (Debian kernel ${KVER:-newest installed}, TCG)"
 scripts/vm-run.sh --kver "$KVER" --timeout 1800 --out "$OUT/vm" -- \
 	python3 tests/integration/run.py || fail=1
 
-step "bench: 10-second smoke of make bench (no timing threshold)"
+step "bench: smoke of make bench (about a minute of VM time; no figure fails it)"
 scripts/bench.sh --smoke || fail=1
 
 step "KUnit: the suite in a KASAN/lockdep/kmemleak kernel (built once, cached)"
