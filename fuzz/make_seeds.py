@@ -6,6 +6,8 @@
                 include/uapi/vcpuperf.h)
   fuzz_event/   event names of every kind and event lists, plus a few
                 binary inputs with edge-case u64 words for the arithmetic
+  fuzz_qemu/    QEMU command lines (NUL-separated, as /proc/PID/cmdline):
+                -name in its spellings, -uuid, doubled commas, truncation
   fuzz_decode/  record streams built with struct from the uapi layouts,
                 independently of the C code: well-formed sessions using
                 every record type, and a few damaged ones
@@ -26,13 +28,16 @@ CORPUS = os.path.join(HERE, "corpus")
 
 # ---- include/uapi/vcpuperf.h ------------------------------------------------
 MAGIC = 0x46504356
-ABI = 1
+ABI = 2
 MAX_EVENTS = 16
 (HEADER, SAMPLE, STARTED, UNAVAILABLE, FIRST_ROW, MULTIPLEXED, NO_COUNTERS,
- VCPU_ADDED, TASK_EXITED, DROPPED, FINISHED, DETACHED) = range(1, 13)
+ VCPU_ADDED, TASK_EXITED, DROPPED, FINISHED, DETACHED, PROCESS,
+ PROCESS_SAMPLE) = range(1, 15)
 KIND_TID, KIND_PID, KIND_QEMU = 1, 2, 3
 MOD_U, MOD_K, MOD_G, MOD_H, MOD_D = 1, 2, 4, 8, 16
 NO_VCPU = -1
+ATTACH_PROCESS_TOTALS, ATTACH_ALL_THREADS = 1, 2
+VM_NAME_LEN, UUID_LEN = 128, 40
 
 # linux/perf_event.h
 HW, SW, TRACEPOINT, HW_CACHE, RAW = 0, 1, 2, 3, 4
@@ -170,11 +175,32 @@ class Stream:
     def sample(self, tid, counts, mask=None, pid=100, vcpu=0, flags=0):
         if mask is None:
             mask = (1 << len(counts)) - 1
-        body = struct.pack("=IiIIIIQQ", pid, vcpu, len(counts), mask, 0,
-                           flags, 100_000_000, 2500)
+        grid = 0 if flags & 2 else self.t + 100_000_000 - 40_000
+        body = struct.pack("=IiIIIIQQQ", pid, vcpu, len(counts), mask, 0,
+                           flags, 100_000_000, 2500, grid)
         for c in counts:
             body += struct.pack("=QQQ", *c)
         self.put(SAMPLE, tid, body)
+
+    def process(self, pid, events, kind=KIND_QEMU,
+                flags=ATTACH_PROCESS_TOTALS, threads=3, comm=b"qemu-system-x86",
+                vm=b"lab-vm1", uuid=b"6f1c2b7e-3a4d-4e5f-8a9b-0c1d2e3f4a5b"):
+        body = struct.pack("=IIIIIIQ16s%ds%ds" % (VM_NAME_LEN, UUID_LEN),
+                           pid, kind, flags, len(events), threads, 0,
+                           100_000_000, comm, vm, uuid)
+        for name, etype, mods, config in events:
+            body += struct.pack("=48sIIQ", name, etype, mods, config)
+        self.put(PROCESS, 0, body)
+
+    def process_sample(self, pid, counts, mask=None, threads=3, exited=0,
+                       flags=0):
+        if mask is None:
+            mask = (1 << len(counts)) - 1
+        body = struct.pack("=IIIIIIQQ", pid, len(counts), mask, flags,
+                           threads, exited, 100_000_000, 4000)
+        for c in counts:
+            body += struct.pack("=QQQ", *c)
+        self.put(PROCESS_SAMPLE, 0, body)
 
     def bytes(self):
         return bytes(self.data)
@@ -232,6 +258,26 @@ def streams():
     s.put(FINISHED, 0, struct.pack("=IiQQQQ", 0, 0, 4, 2, 2, 3))
     out.append(s.bytes())
 
+    # a QEMU attached with process totals: process record, per-thread
+    # samples, then the process samples of each pass (one thread exits)
+    sw = [(b"task-clock", SW, 0, 1), (b"page-faults", SW, 0, 2)]
+    s = Stream()
+    s.process(100, sw)
+    s.started(1001, sw)
+    s.started(1002, sw, vcpu=1, comm=b"CPU 1/KVM")
+    for i in range(1, 4):
+        c = [(10**7 * i, 10**8 * i, 10**8 * i), (50 * i, 10**8 * i,
+                                                  10**8 * i)]
+        s.sample(1001, c, flags=1 if i == 1 else 0)
+        s.sample(1002, c, vcpu=1, flags=1 if i == 1 else 0)
+        s.process_sample(100, [(3 * v, e, r) for v, e, r in c],
+                         exited=1 if i == 3 else 0)
+    s.process(200, sw, kind=KIND_PID, flags=ATTACH_ALL_THREADS, threads=0,
+              comm=b"worker", vm=b"", uuid=b"")
+    s.process(300, sw, vm=b"v" * VM_NAME_LEN, uuid=b"u" * UUID_LEN)
+    s.process_sample(300, [(1, 1, 1)] * 17)
+    out.append(s.bytes())
+
     # plain and multiplexed sessions, odd event sets, a tid-attached thread
     out.append(session().bytes())
     out.append(session(nr_samples=4, mux=True).bytes())
@@ -258,16 +304,38 @@ def streams():
     out.append(bytes(bad))
     s = session(nr_samples=1)
     s.put(99, 0, b"\xab" * 24)
-    s.put(SAMPLE, 1001, struct.pack("=IiIIIIQQ", 100, 0, 17, 0, 0, 0, 0, 0))
-    s.put(SAMPLE, 4242, struct.pack("=IiIIIIQQ", 100, 0, 0, 0, 0, 0, 0, 0))
+    s.put(SAMPLE, 1001, struct.pack("=IiIIIIQQQ", 100, 0, 17, 0, 0, 0, 0, 0,
+                                    0))
+    s.put(SAMPLE, 4242, struct.pack("=IiIIIIQQQ", 100, 0, 0, 0, 0, 0, 0, 0,
+                                    0))
     out.append(s.bytes())
     hdr = bytearray(Stream().bytes())
     struct.pack_into("=I", hdr, 32, 0x12345678)
     out.append(bytes(hdr))
     hdr = bytearray(Stream().bytes())
-    struct.pack_into("=I", hdr, 36, 2)
+    struct.pack_into("=I", hdr, 36, ABI + 1)
     out.append(bytes(hdr))
     return out
+
+
+def cmdline(*args, terminated=True):
+    b = b"\0".join(a.encode() for a in args)
+    return b + b"\0" if terminated else b
+
+
+QEMU = [
+    cmdline("qemu-system-x86_64", "-name", "vm1,debug-threads=on",
+            "-uuid", "6f1c2b7e-3a4d-4e5f-8a9b-0c1d2e3f4a5b"),
+    cmdline("qemu-system-x86_64", "-name", "guest=lab-a,debug-threads=on"),
+    cmdline("qemu-system-x86_64", "--name", "debug-threads=on,guest=b"),
+    cmdline("qemu", "-name", "a,,b,,,c,guest=d,,e"),
+    cmdline("qemu", "-name", "first", "-name", "second", "-uuid"),
+    cmdline("qemu", "-name", "-uuid", "-uuid", "x" * 60),
+    cmdline("qemu", "-name", "n" * 200, terminated=False),
+    cmdline("qemu", "-name", "", "-uuid", ""),
+    cmdline("qemu", "-name", "guest=", "--uuid", "u,v"),
+    cmdline("qemu", "-name", ",", "-accel", "kvm", "-m", "2048"),
+]
 
 
 def write(sub, items, keep):
@@ -287,7 +355,8 @@ def main():
     write("fuzz_cmd", COMMANDS, keep)
     write("fuzz_event", EVENTS + LISTS + ARITH, keep)
     write("fuzz_decode", streams(), keep)
-    for sub in ("fuzz_cmd", "fuzz_event", "fuzz_decode"):
+    write("fuzz_qemu", QEMU, keep)
+    for sub in ("fuzz_cmd", "fuzz_event", "fuzz_decode", "fuzz_qemu"):
         d = os.path.join(CORPUS, sub)
         for name in os.listdir(d):
             p = os.path.join(d, name)

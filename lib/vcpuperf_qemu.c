@@ -37,6 +37,15 @@ static void vp_copy_item(const char *s, size_t n, char *out, size_t outlen)
 	out[o] = '\0';
 }
 
+/* Copy @n bytes of @s into @out verbatim, cut to @outlen - 1 bytes. */
+static void vp_copy_raw(const char *s, size_t n, char *out, size_t outlen)
+{
+	if (n > outlen - 1)
+		n = outlen - 1;
+	memcpy(out, s, n);
+	out[n] = '\0';
+}
+
 /* Length of the item at @s: up to a single comma or the end. */
 static size_t vp_item_len(const char *s, size_t n)
 {
@@ -83,7 +92,8 @@ static void vp_name_value(const char *v, size_t n, char *vm, size_t vmlen)
  * @vm:		the guest name of -name (guest=NAME or the first item
  *		without '='), "" when there is none; cut to @vmlen - 1
  * @vmlen:	size of @vm, at least 1
- * @uuid:	the value of -uuid, "" when there is none; cut likewise
+ * @uuid:	the value of -uuid as written (it is a plain string, not an
+ *		option list), "" when there is none; cut likewise
  * @uuidlen:	size of @uuid, at least 1
  *
  * Both -opt and --opt are QEMU's spelling; the last occurrence wins, as
@@ -106,6 +116,6 @@ void vp_qemu_identity(const char *args, size_t len, char *vm, size_t vmlen,
 		if (vp_is_option(arg, alen, "name"))
 			vp_name_value(val, vlen, vm, vmlen);
 		else if (vp_is_option(arg, alen, "uuid"))
-			vp_copy_item(val, vlen, uuid, uuidlen);
+			vp_copy_raw(val, vlen, uuid, uuidlen);
 	}
 }

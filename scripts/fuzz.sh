@@ -28,7 +28,7 @@ case $secs in
 	;;
 esac
 OUT=${VP_FUZZ_OUT:-$(pwd)/out/fuzz}
-HARNESSES="fuzz_cmd fuzz_event fuzz_decode"
+HARNESSES="fuzz_cmd fuzz_event fuzz_decode fuzz_qemu"
 
 echo "==== fuzz: build"
 nice make -C fuzz || { echo "fuzz: build failed"; exit 2; }
@@ -42,6 +42,7 @@ opts() {
 	case $1 in
 	fuzz_cmd) echo "-max_len=17000" ;;
 	fuzz_event) echo "-max_len=4096" ;;
+	fuzz_qemu) echo "-max_len=4096" ;;
 	fuzz_decode) echo "-max_len=16384 -close_fd_mask=2" ;;
 	esac
 }
