@@ -133,6 +133,7 @@ install-files: tool
 	$(INSTALL) -m 0755 tools/vcpuperf-cat $(DESTDIR)$(BINDIR)/vcpuperf-cat
 	$(INSTALL) -m 0755 tools/vcpuperf-plot $(DESTDIR)$(BINDIR)/vcpuperf-plot
 	$(INSTALL) -m 0644 man/vcpuperf-cat.1 $(DESTDIR)$(MANDIR)/man1/vcpuperf-cat.1
+	$(INSTALL) -m 0644 man/vcpuperf-plot.1 $(DESTDIR)$(MANDIR)/man1/vcpuperf-plot.1
 	$(INSTALL) -m 0644 man/vcpuperf.4 $(DESTDIR)$(MANDIR)/man4/vcpuperf.4
 	$(INSTALL) -m 0644 contrib/modprobe.d/vcpuperf.conf.example \
 		$(DESTDIR)$(SYSCONFDIR)/modprobe.d/vcpuperf.conf.example
@@ -155,7 +156,8 @@ uninstall-module:
 uninstall-files:
 	@set -e; dirs=$$(cat $(DIRLIST) 2>/dev/null || true); set -x; \
 	rm -f $(DESTDIR)$(BINDIR)/vcpuperf-cat $(DESTDIR)$(BINDIR)/vcpuperf-plot \
-		$(DESTDIR)$(MANDIR)/man1/vcpuperf-cat.1 $(DESTDIR)$(MANDIR)/man4/vcpuperf.4 \
+		$(DESTDIR)$(MANDIR)/man1/vcpuperf-cat.1 $(DESTDIR)$(MANDIR)/man1/vcpuperf-plot.1 \
+		$(DESTDIR)$(MANDIR)/man4/vcpuperf.4 \
 		$(DESTDIR)$(SYSCONFDIR)/modprobe.d/vcpuperf.conf.example \
 		$(DESTDIR)$(HELPERDIR)/vcpuperf-record $(DESTDIR)$(UNITDIR)/vcpuperf@.service \
 		$(DIRLIST); \

@@ -118,6 +118,9 @@ if command -v man >/dev/null; then
 	p4=$(man -w 4 vcpuperf 2>/dev/null || true)
 	check "man -w vcpuperf-cat: $p1" \
 		test "$(readlink -f "$p1")" = /usr/local/share/man/man1/vcpuperf-cat.1
+	pp=$(man -w vcpuperf-plot 2>/dev/null || true)
+	check "man -w vcpuperf-plot: $pp" \
+		test "$(readlink -f "$pp")" = /usr/local/share/man/man1/vcpuperf-plot.1
 	check "man -w 4 vcpuperf: $p4" \
 		test "$(readlink -f "$p4")" = /usr/local/share/man/man4/vcpuperf.4
 	check "man renders vcpuperf(4)" eval '[[ "$(MANWIDTH=80 man 4 vcpuperf 2>&1)" == *"CHARACTER DEVICE"* ]]'

@@ -56,6 +56,7 @@ IVL=250
 MODCONF=/etc/modprobe.d/vcpuperf-install-test.conf
 PREFIX=/usr/local
 FILES="$PREFIX/bin/vcpuperf-cat $PREFIX/bin/vcpuperf-plot $PREFIX/share/man/man1/vcpuperf-cat.1
+$PREFIX/share/man/man1/vcpuperf-plot.1
 $PREFIX/share/man/man4/vcpuperf.4 /etc/modprobe.d/vcpuperf.conf.example
 $PREFIX/lib/vcpuperf $PREFIX/lib/systemd/system/vcpuperf@.service
 /etc/modprobe.d/vcpuperf.conf $MODCONF"
@@ -163,6 +164,7 @@ for k in "${kvers[@]}"; do
 	check "$k: vermagic $vm" test "$vm" = "$k"
 done
 for f in "$PREFIX/bin/vcpuperf-cat" "$PREFIX/bin/vcpuperf-plot" "$PREFIX/share/man/man1/vcpuperf-cat.1" \
+	"$PREFIX/share/man/man1/vcpuperf-plot.1" \
 	"$PREFIX/share/man/man4/vcpuperf.4" /etc/modprobe.d/vcpuperf.conf.example \
 	"$PREFIX/lib/vcpuperf/vcpuperf-record" "$PREFIX/lib/systemd/system/vcpuperf@.service"; do
 	check "installed $f" test -s "$f"

@@ -31,6 +31,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
 TOOL = os.path.join(ROOT, "tools", "vcpuperf-cat")
 MAN1 = os.path.join(ROOT, "man", "vcpuperf-cat.1")
 MAN4 = os.path.join(ROOT, "man", "vcpuperf.4")
+PLOT = os.path.join(ROOT, "tools", "vcpuperf-plot")
+MAN1_PLOT = os.path.join(ROOT, "man", "vcpuperf-plot.1")
 UAPI = os.path.join(ROOT, "include", "uapi", "vcpuperf.h")
 
 
@@ -87,6 +89,20 @@ def help_options():
             if m.group(1):
                 opts.add(m.group(1)[:2])
             opts.add(m.group(2))
+    return opts
+
+
+def plot_help_options():
+    """Options of vcpuperf-plot --help (argparse: "  -o OUTPUT, --output")."""
+    p = subprocess.run([sys.executable, PLOT, "--help"], capture_output=True,
+                       text=True, check=False)
+    if p.returncode != 0:
+        raise AssertionError("vcpuperf-plot --help exit %d" % p.returncode)
+    opts = set()
+    for line in p.stdout.splitlines():
+        if re.match(r"^  -", line):
+            opts.update(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*|-[a-zA-Z])"
+                                   r"(?![\w-])", line.split("  ")[1]))
     return opts
 
 
@@ -166,6 +182,26 @@ class HelpVsMan(unittest.TestCase):
         text = "\n".join(sec["EXIT STATUS"])
         for code in ("0", "1", "2"):
             self.assertRegex(text, r"\.B %s\n" % code)
+
+
+class PlotHelpVsMan(unittest.TestCase):
+    def test_both_ways(self):
+        helped, paged = plot_help_options(), man_options(MAN1_PLOT)
+        self.assertTrue({"-h", "--help", "-o", "--output", "--events",
+                         "--title", "--summary"} <= helped, sorted(helped))
+        self.assertEqual(sorted(helped - paged), [], "in --help, not in "
+                         "vcpuperf-plot(1) OPTIONS")
+        self.assertEqual(sorted(paged - helped), [], "in vcpuperf-plot(1) "
+                         "OPTIONS, not in --help")
+
+    def test_markers_and_sections(self):
+        src = read(PLOT)
+        names = set(re.findall(r'\("(perf_[a-z_]+)"', src))
+        self.assertGreaterEqual(len(names), 7, names)
+        self.assertEqual(sorted(names - words(MAN1_PLOT)), [])
+        sec = sections(MAN1_PLOT)
+        for s in ("EXIT STATUS", "EXAMPLES", "OPTIONS"):
+            self.assertIn(s, sec)
 
 
 class ModulePage(unittest.TestCase):
@@ -271,7 +307,7 @@ class Rendering(unittest.TestCase):
     def test_groff_no_warnings(self):
         if not shutil.which("groff"):
             self.skipTest("groff missing (scripts/setup.sh installs it)")
-        for page in (MAN1, MAN4):
+        for page in (MAN1, MAN1_PLOT, MAN4):
             rc, out, err = self.render(["groff", "-man", "-Tutf8", "-ww", "-P", "-cbou",
                                         "-rCHECKSTYLE=3", page])
             self.assertEqual((rc, err), (0, ""), page)
@@ -280,7 +316,7 @@ class Rendering(unittest.TestCase):
     def test_man_l_no_warnings(self):
         if not shutil.which("man"):
             self.skipTest("man missing (scripts/setup.sh installs man-db)")
-        for page in (MAN1, MAN4):
+        for page in (MAN1, MAN1_PLOT, MAN4):
             rc, out, err = self.render(["man", "--warnings=w", "-l", page])
             self.assertEqual((rc, err), (0, ""), page)
             self.assertIn("NAME", out)
