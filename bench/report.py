@@ -25,7 +25,8 @@ DESC = {
     "counters from a task work, brought to it by one reschedule interrupt",
     "vcpuperf-lazy": "vcpuperf-cat --read lazy: the same task work without the "
     "interrupt (the thread runs it at its next return to user mode, at the "
-    "latest at its next timer tick); kicked only if it has not after 1.5 ticks",
+    "latest at its next timer tick); never kicked: a thread whose work has "
+    "not run by the next pass is read directly then (one cross-CPU read)",
     "perf": "perf stat --per-thread -p PID -I MS -j -e a,b,...",
     "perf-group": "perf stat --per-thread -p PID -I MS -j -e '{a,b,...}'",
     "ureader": "bench/ureader: perf_event_open per (TID, event), one read() per "

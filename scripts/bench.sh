@@ -45,6 +45,12 @@ fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
+# What is measured: the tree as it is now, before the build (a commit made
+# while the benchmark runs is not what it measured).
+commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+dirty=false
+[ -z "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] || dirty=true
+
 # Same kernel as the top-level Makefile.
 KDIR=${KDIR:-/lib/modules/$KVER/build}
 [ -d "$KDIR" ] || { echo "bench.sh: no kernel build tree (KDIR)" >&2; exit 1; }
@@ -79,9 +85,6 @@ if [ ! -f "$work/vm/vm.json" ]; then
 	exit 1
 fi
 end=$(date +%s)
-commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
-dirty=false
-[ -z "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] || dirty=true
 printf '{"script_seconds": %d, "commit": "%s", "dirty": %s, "load_start": "%s", "load_end": "%s"}\n' \
 	$((end - start)) "$commit" $dirty "$load_start" "$(cut -d' ' -f1-3 /proc/loadavg)" >"$work/meta.json"
 python3 bench/report.py "$work/vm/vm.json" "$work/decode.json" "$out" "$work/meta.json"
