@@ -251,13 +251,14 @@ class PromCase(unittest.TestCase):
         self.assertEqual(got, want)
 
     def test_uncounted_and_labels(self):
-        # cycles:G was enabled but never on the PMU: the JSONL says null,
-        # the textfile a raw 0 with a scaling ratio of 0.
+        # cycles:G (key cycles_guest) was enabled but never on the PMU:
+        # the JSONL says null, the textfile a raw 0 with a scaling ratio
+        # of 0.
         res = self.query('vcpuperf_scaling_ratio{event="cycles",'
                          'mode="guest",vcpu="0"}')
         self.assertEqual(len(res), 1, res)
         self.assertEqual(float(res[0]["value"][1]), 0.0)
-        self.assertTrue(all(r["cycles_G"] is None for r in self.rows
+        self.assertTrue(all(r["cycles_guest"] is None for r in self.rows
                             if r["tid"] is not None and r["ran"]))
         names = {r["metric"]["__name__"] for r in self.query(
             '{__name__=~"vcpuperf_.*"}')}
