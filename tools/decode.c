@@ -162,6 +162,7 @@ static int vc_header(struct vc_decoder *d, const struct vcpuperf_rec *rec)
 	}
 	d->have_header = true;
 	d->next_seq = h->next_seq;
+	d->ring_bytes = h->ring_bytes;
 	return 0;
 }
 

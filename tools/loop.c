@@ -158,6 +158,8 @@ static enum vc_step vc_consume(struct vc_loop *l, const void *buf, size_t n,
 	}
 	if (vc_dec_commit(l->d, n))
 		return VC_STEP_FAILED;
+	if (!l->stopping)
+		vc_ring_auto(&l->ring, l->d, l->ctl, l->dir, n, now);
 	if (l->rows->err || l->events->err)
 		return VC_STEP_FAILED;	/* reported by the caller */
 	if (now - l->flushed >= VC_FLUSH_MAX_NS)

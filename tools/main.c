@@ -216,6 +216,8 @@ static int vc_collect(const struct vc_opts *o, const char *attach,
 			      o->interval ? ivl : NULL))
 			return 1;
 		l->ctl = files->ctl;
+		/* Our own collection's ring, unless its size was given. */
+		l->ring.on = !o->ring && files->ctl == files->stream;
 	}
 	if (o->duration_ns)
 		l->deadline = vc_now_ns() + o->duration_ns;

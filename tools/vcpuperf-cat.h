@@ -393,6 +393,7 @@ struct vc_stats {
  * @fatal:	the stream cannot be decoded further
  * @grid_ns:	grid point of the latest sample on the grid, 0 for none
  * @interval_ns: its interval
+ * @ring_bytes:	the collection's ring size, from the stream header
  */
 struct vc_decoder {
 	struct vc_sink *sink;
@@ -409,6 +410,7 @@ struct vc_decoder {
 	bool fatal;
 	__u64 grid_ns;
 	__u64 interval_ns;
+	__u64 ring_bytes;
 };
 
 int vc_dec_init(struct vc_decoder *d, struct vc_sink *sink);
@@ -523,6 +525,23 @@ int vc_parse_args(int argc, char **argv, struct vc_opts *o);
 int vc_validate(const struct vc_opts *o, char *attach, size_t len,
 		__u64 *interval_ns);
 
+/* ---- ringsize.c ------------------------------------------------------- */
+
+/**
+ * struct vc_ring_auto - grow the collection's ring with the stream's rate
+ * @on:		the tool owns the collection and no --ring was given
+ * @window_at:	start of the current rate window (0: none yet)
+ * @window_bytes: bytes read since @window_at
+ */
+struct vc_ring_auto {
+	bool on;
+	__u64 window_at;
+	__u64 window_bytes;
+};
+
+void vc_ring_auto(struct vc_ring_auto *r, struct vc_decoder *d, int ctl,
+		  const char *dir, size_t n, __u64 now);
+
 /* ---- loop.c ----------------------------------------------------------- */
 
 /**
@@ -546,6 +565,7 @@ int vc_validate(const struct vc_opts *o, char *attach, size_t len,
  * @status:	show the live status line on standard error
  * @status_at:	when it was last shown
  * @started:	when the loop began
+ * @ring:	the ring follows the stream's rate (see ringsize.c)
  */
 struct vc_loop {
 	int fd;
@@ -567,6 +587,7 @@ struct vc_loop {
 	bool status;
 	__u64 status_at;
 	__u64 started;
+	struct vc_ring_auto ring;
 };
 
 void vc_signals_setup(void);

@@ -434,6 +434,108 @@ def limits_and_reasons_per_collection():
           % len(seqs))
 
 
+def owner_block(pid):
+    """The status lines of the collection that process @pid owns."""
+    parts = re.split(r"^(?=collection \d+: )", read_file("status"),
+                     flags=re.M)
+    mine = [b for b in parts if re.match(
+        r"collection \d+: /dev/vcpuperf, owner pid %d " % pid, b)]
+    check(len(mine) == 1, "pid %d owns %d collections" % (pid, len(mine)))
+    return mine[0]
+
+
+def ring_and_records(pid):
+    """(ring bytes, records produced, records dropped) of @pid's
+    collection, from the status file."""
+    b = owner_block(pid)
+    ring = re.search(r"^ring: (\d+) bytes", b, re.M)
+    rec = re.search(r"^records: (\d+) produced, (\d+) dropped", b, re.M)
+    check(ring and rec, "status block without ring/records: %r" % b)
+    return int(ring.group(1)), int(rec.group(1)), int(rec.group(2))
+
+
+# A sample of the default events: struct vcpuperf_sample, 8 counts.
+SAMPLE_BYTES = 80 + 8 * 24
+
+
+def stall(c, seconds):
+    """SIGSTOP vcpuperf-cat for @seconds: its collection goes on."""
+    os.kill(c.proc.pid, signal.SIGSTOP)
+    time.sleep(seconds)
+    os.kill(c.proc.pid, signal.SIGCONT)
+
+
+@test
+def ring_follows_the_stream():
+    """Without --ring, vcpuperf-cat grows its collection's ring to hold 2 s
+    of the stream (measured here from the records the module produced,
+    times their size) and a 1.5 s stall of the reader then loses nothing;
+    the same stall with a fixed small ring drops records (counted); with no
+    ring memory left the tool says so in one line and goes on."""
+    load()
+    # the threads idle until killed (the two runs take minutes under TCG)
+    w = Workload("ringgrow", "--threads", "32", "--hold-ms", "3600000")
+    tids = ",".join(str(t) for t in w.tids)
+    try:
+        res = {}
+        for name, extra in (("auto", []), ("fixed", ["--ring", "256K"])):
+            c = Cat("ring" + name, "--tid", tids, "--interval", "1ms",
+                    *extra)
+            try:
+                c.wait_started(32)
+                time.sleep(1.5)
+                _, p0, _ = ring_and_records(c.proc.pid)
+                t0 = time.monotonic()
+                time.sleep(1.0)
+                ring, p1, d1 = ring_and_records(c.proc.pid)
+                rate = (p1 - p0) * SAMPLE_BYTES / (time.monotonic() - t0)
+                stall(c, 1.5)
+                time.sleep(1.0)
+                _, _, d2 = ring_and_records(c.proc.pid)
+            finally:
+                rc = c.stop()
+            check(rc == 0, "%s: exit %d: %s" % (name, rc, c.stderr))
+            drops = sum(e.get("count", 0) for e in c.events("perf_dropped"))
+            res[name] = (ring, rate, d1, d2, drops, len(c.rows()))
+            print("  %-5s ring %d KiB, stream %.0f KiB/s, dropped %d before "
+                  "the stall, %d after (%d in perf_dropped), %d rows" %
+                  (name, ring // 1024, rate / 1024, d1, d2, drops,
+                   len(c.rows())))
+        ring, rate, d1, d2, drops, rows = res["auto"]
+        check(ring > 4096 * 1024, "auto: ring still %d bytes" % ring)
+        check(ring >= min(2 * rate, 64 << 20) or ring == 64 << 20,
+              "auto: ring %d bytes holds less than 2 s of %.0f B/s" %
+              (ring, rate))
+        check(d2 == 0 and drops == 0, "auto: %d records dropped" % d2)
+        ring, rate, d1, d2, drops, rows = res["fixed"]
+        check(ring == 256 * 1024, "--ring 256K: ring %d bytes" % ring)
+        check(d2 > d1 and drops == d2,
+              "fixed ring: the stall dropped %d (events say %d)" %
+              (d2 - d1, drops))
+    finally:
+        w.kill()
+
+    # no ring memory left: the tool says so once and goes on
+    load("ring_kb=1024 ring_total_kb=3072")
+    w = Workload("ringfull", "--threads", "32", "--hold-ms", "3600000")
+    try:
+        c = Cat("ringfull", "--tid", ",".join(str(t) for t in w.tids),
+                "--interval", "1ms")
+        c.wait_started(32)
+        time.sleep(2.0)
+        ring, _, _ = ring_and_records(c.proc.pid)
+        rc = c.stop()
+    finally:
+        w.kill()
+    check(rc == 0 and c.rows(), "ring refused: exit %d, %d rows: %s" %
+          (rc, len(c.rows()), c.stderr))
+    check(ring == 1024 * 1024, "ring changed to %d bytes" % ring)
+    said = [l for l in c.stderr.splitlines() if "the ring stays at" in l]
+    check(len(said) == 1 and "1024 KiB" in said[0],
+          "one line about the ring: %r" % c.stderr)
+    print("  ring_total_kb used up: ring stays 1024 KiB; %r" % said[0])
+
+
 def meminfo():
     out = {}
     with open("/proc/meminfo") as f:
