@@ -85,9 +85,12 @@ static int vpf_cmp_u64(const void *a, const void *b)
 /* late_pct: computed when read (racy against the kthread: a benchmark). */
 static int vpf_late_pct_get(char *buf, const struct kernel_param *kp)
 {
-	unsigned long i, n = READ_ONCE(nr_late), m = 0;
+	unsigned long i, n, m = 0;
 	u64 *v;
 	int ret;
+
+	/* pairs with smp_store_release() in the sampling kthread */
+	n = smp_load_acquire(&nr_late);
 
 	v = vmalloc(array_size(n + 1, sizeof(*v)));
 	if (!v)
@@ -232,6 +235,7 @@ static int vpf_fn(void *data)
 		if (nr_late < VPF_MAX_LATE) {
 			late_grid[nr_late] = ktime_to_ns(next);
 			late_ns[nr_late] = late;
+			/* pairs with smp_load_acquire() in vpf_late_pct_get() */
 			smp_store_release(&nr_late, nr_late + 1);
 		}
 		if (late > late_max_ns)
