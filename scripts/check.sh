@@ -120,6 +120,12 @@ for log in "$OUT/tool.log" "$OUT/man.log" "$OUT/prom.log" "$OUT/plot.log" "$OUT/
 	result_add "$line"
 done
 echo
+# Every failed test by name, so that the tail of the output says which.
+if grep -rqaE --include='*.log' '^(not ok|FAIL:|ERROR:) ' "$OUT"; then
+	echo "failed tests (log: line):"
+	grep -raE --include='*.log' '^(not ok|FAIL:|ERROR:) ' "$OUT" |
+		sed "s|^$OUT/||" | cut -c1-300 | head -n 60
+fi
 echo "$npass passed, $nfail failed"
 if [ "$fail" -ne 0 ] || [ "$nfail" -ne 0 ]; then
 	echo "make check: FAILED"

@@ -4,7 +4,8 @@
 #
 # Usage:
 #   scripts/vm-run.sh [--kver VER] [--kernel PATH [--modules-dir DIR]]
-#                     [--smp N] [--mem MB] [--timeout SEC] [--out DIR]
+#                     [--smp N] [--tcg-single] [--mem MB] [--timeout SEC]
+#                     [--out DIR]
 #                     [--append 'KERNEL ARGS'] [--log FILE] [--keep-cache]
 #                     -- COMMAND [ARGS...]
 #
@@ -16,6 +17,8 @@
 #   --modules-dir DIR  module tree for --kernel (the /lib/modules/<ver> dir);
 #                      optional if virtio-pci/9p are built in
 #   --smp N            guest vCPUs (default 2)
+#   --tcg-single       run every guest vCPU in one host thread (TCG
+#                      thread=single) instead of one thread per vCPU
 #   --mem MB           guest memory (default 2048)
 #   --timeout SEC      kill qemu after SEC seconds (default 600) -> exit 124
 #   --out DIR          host dir shared writable at /tmp/out in the guest
@@ -54,6 +57,7 @@ kver=""
 kernel=""
 moddir=""
 smp=2
+accel=tcg
 mem=2048
 timeout_s=600
 out=""
@@ -66,6 +70,7 @@ while [ $# -gt 0 ]; do
 	--kernel) [ $# -ge 2 ] || die "$1 needs an argument"; kernel=$2; shift 2 ;;
 	--modules-dir) [ $# -ge 2 ] || die "$1 needs an argument"; moddir=$2; shift 2 ;;
 	--smp) [ $# -ge 2 ] || die "$1 needs an argument"; smp=$2; shift 2 ;;
+	--tcg-single) accel=tcg,thread=single; shift ;;
 	--mem) [ $# -ge 2 ] || die "$1 needs an argument"; mem=$2; shift 2 ;;
 	--timeout) [ $# -ge 2 ] || die "$1 needs an argument"; timeout_s=$2; shift 2 ;;
 	--out) [ $# -ge 2 ] || die "$1 needs an argument"; out=$2; shift 2 ;;
@@ -375,7 +380,7 @@ set +e
 timeout --foreground -k 10 "$timeout_s" \
 	qemu-system-x86_64 \
 	-nodefaults -no-user-config -display none \
-	-machine pc -accel tcg -cpu max -smp "$smp" -m "$mem" \
+	-machine pc -accel "$accel" -cpu max -smp "$smp" -m "$mem" \
 	-kernel "$kernel" -initrd "$initrd" -append "$cmdline" \
 	-chardev "stdio,id=con,signal=on,logfile=$(qesc "$logfile")" \
 	-serial chardev:con -monitor none -no-reboot \

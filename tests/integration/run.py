@@ -20,7 +20,8 @@ import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from vptest import (Cat, TestFailure, Workload, check, control,  # noqa: E402
+from vptest import (Cat, TestFailure, TestSkip, Workload, check,  # noqa: E402
+                    control,
                     dev_control, dmesg_clean_since, dmesg_mark,
                     kmemleak_clean, load, open_errno, read_file, sh, unload,
                     run_workload, within, by_tid, delta, DEBUGFS, DEVICE,
@@ -893,6 +894,7 @@ def main(argv):
     todo = [t for t in TESTS if not names or t.__name__ in names]
     mark = dmesg_mark()
     passed = failed = 0
+    skipped = []
     for t in todo:
         start = time.time()
         try:
@@ -900,6 +902,9 @@ def main(argv):
             passed += 1
             print("ok - %s (%.1fs)" % (t.__name__, time.time() - start),
                   flush=True)
+        except TestSkip as e:
+            skipped.append(t.__name__)
+            print("skip - %s: %s" % (t.__name__, e), flush=True)
         except Exception as e:
             failed += 1
             print("not ok - %s: %s" % (t.__name__, e), flush=True)
@@ -917,7 +922,11 @@ def main(argv):
     except Exception as e:
         failed += 1
         print("not ok - kernel log: %s" % e, flush=True)
-    print("%d passed, %d failed" % (passed, failed))
+    if skipped:
+        print("%d passed, %d failed, %d skipped (%s)" %
+              (passed, failed, len(skipped), ", ".join(skipped)))
+    else:
+        print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 
 

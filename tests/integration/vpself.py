@@ -17,7 +17,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from vptest import (Cat, TestFailure, Workload, check,  # noqa: E402
-                    check_timing, control,
+                    check_timing, control, needs_cpus,
                     dmesg_clean_since, dmesg_mark, load, read_file, sh,
                     unload)
 
@@ -122,6 +122,7 @@ def running_threads_read_themselves():
     on another CPU; kick: the thread reads itself, one rescheduling
     interrupt per tick instead and no function-call ones; lazy: close to
     no interrupt at all.  Counts agree with schedstat in every mode."""
+    needs_cpus(2)
     load()
     ms, secs = 50, 4.0
     base = run_mode("direct", ms, secs, baseline=True)
@@ -194,6 +195,7 @@ def stuck_in_kernel_falls_back():
     directly (fallback 'timeout', then 'pending' while its work waits); its
     rows still come, one per grid point, each read by the next pass at the
     latest."""
+    needs_cpus(2)
     load()
     dd = dd_in_kernel("stuck", 6)
     c = Cat("stuck", "--tid", str(dd.pid), "--interval", "20ms",
