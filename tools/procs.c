@@ -70,10 +70,7 @@ struct vc_proc *vc_proc_start(struct vc_proc **procs,
 		p->ev[i] = r->events[i];
 		p->ev[i].name[VCPUPERF_NAME_LEN - 1] = '\0';
 	}
-	vc_pick_pair(p->ev, p->nr_events, PERF_COUNT_HW_INSTRUCTIONS,
-		     PERF_COUNT_HW_CPU_CYCLES, &p->i_insns, &p->i_cycles);
-	vc_pick_pair(p->ev, p->nr_events, PERF_COUNT_HW_CACHE_MISSES,
-		     PERF_COUNT_HW_CACHE_REFERENCES, &p->i_misses, &p->i_refs);
+	vc_pick_ratios(p->ev, p->nr_events, &p->ratios);
 	return p;
 }
 

@@ -308,6 +308,27 @@ static void vc_ratio(struct json_writer *w, int ia, int ib,
 	json_double(w, (double)row->value[ia] / (double)row->value[ib]);
 }
 
+/*
+ * The keys after the counts, the same in thread and per-VM rows: ipc,
+ * cache_miss_rate, time_enabled/running, multiplexed, read_window_ns.
+ */
+static void vc_row_derived(struct json_writer *w, const struct vc_ratios *r,
+			   const struct vc_row *row, __u64 read_window_ns)
+{
+	vc_put_key(w, VC_ROW_IPC);
+	vc_ratio(w, r->i_insns, r->i_cycles, row);
+	vc_put_key(w, VC_ROW_MISS_RATE);
+	vc_ratio(w, r->i_misses, r->i_refs, row);
+	vc_put_key(w, VC_ROW_ENABLED);
+	vc_opt_u64(w, row->counted, row->enabled_ns);
+	vc_put_key(w, VC_ROW_RUNNING);
+	vc_opt_u64(w, row->counted, row->running_ns);
+	vc_put_key(w, VC_ROW_MULTIPLEXED);
+	json_bool(w, row->multiplexed);
+	vc_put_key(w, VC_ROW_READ_WINDOW);
+	json_u64(w, read_window_ns);
+}
+
 static void vc_raw(struct json_writer *w,
 		   const struct vcpuperf_event_desc *ev, __u32 nr, __u32 mask,
 		   const struct vcpuperf_count *counts)
@@ -430,18 +451,7 @@ void vc_write_row(struct vc_sink *sink, const struct vc_tid *t,
 		json_put(w, k->key[i], k->len[i]);
 		vc_opt_u64(w, row->have[i], row->value[i]);
 	}
-	vc_put_key(w, VC_ROW_IPC);
-	vc_ratio(w, t->i_insns, t->i_cycles, row);
-	vc_put_key(w, VC_ROW_MISS_RATE);
-	vc_ratio(w, t->i_misses, t->i_refs, row);
-	vc_put_key(w, VC_ROW_ENABLED);
-	vc_opt_u64(w, row->counted, row->enabled_ns);
-	vc_put_key(w, VC_ROW_RUNNING);
-	vc_opt_u64(w, row->counted, row->running_ns);
-	vc_put_key(w, VC_ROW_MULTIPLEXED);
-	json_bool(w, row->multiplexed);
-	vc_put_key(w, VC_ROW_READ_WINDOW);
-	json_u64(w, row->s->read_window_ns);
+	vc_row_derived(w, &t->ratios, row, row->s->read_window_ns);
 	/* How late the read was after its grid point; null off the grid. */
 	vc_put_key(w, VC_ROW_LATE);
 	vc_opt_u64(w, row->s->grid_ns && row->s->rec.t_mono_ns >=
@@ -561,18 +571,7 @@ void vc_write_vm_row(struct vc_sink *sink, const struct vc_proc *p,
 		json_put(w, k.key[i], k.len[i]);
 		vc_opt_u64(w, row->have[i], row->value[i]);
 	}
-	vc_put_key(w, VC_ROW_IPC);
-	vc_ratio(w, p->i_insns, p->i_cycles, row);
-	vc_put_key(w, VC_ROW_MISS_RATE);
-	vc_ratio(w, p->i_misses, p->i_refs, row);
-	vc_put_key(w, VC_ROW_ENABLED);
-	vc_opt_u64(w, row->counted, row->enabled_ns);
-	vc_put_key(w, VC_ROW_RUNNING);
-	vc_opt_u64(w, row->counted, row->running_ns);
-	vc_put_key(w, VC_ROW_MULTIPLEXED);
-	json_bool(w, row->multiplexed);
-	vc_put_key(w, VC_ROW_READ_WINDOW);
-	json_u64(w, row->ps->read_window_ns);
+	vc_row_derived(w, &p->ratios, row, row->ps->read_window_ns);
 	if (out->raw)
 		vc_raw(w, p->ev, row->ps->nr_events, row->ps->counting_mask,
 		       row->ps->counts);

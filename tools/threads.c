@@ -114,10 +114,7 @@ static struct vc_tid *vc_thread_get(struct vc_threads *th, __u32 tid)
 		return NULL;
 	t->tid = tid;
 	t->vcpu = VCPUPERF_NO_VCPU;
-	t->i_cycles = -1;
-	t->i_insns = -1;
-	t->i_refs = -1;
-	t->i_misses = -1;
+	vc_pick_ratios(NULL, 0, &t->ratios);
 	i = vc_slot(th, tid);
 	while (th->slot[i])
 		i = (i + 1) & (th->size - 1);
@@ -132,21 +129,14 @@ static __u32 vc_first_events_mask(__u32 nr)
 	return nr >= VC_BITS_PER_MASK ? ~0U : (1U << nr) - 1;
 }
 
-/**
- * vc_pick_pair() - find a pair of events (A, B) for a ratio
- * @ev:		the events
- * @nr:		how many
- * @cfg_a:	hardware config of A
- * @cfg_b:	hardware config of B
- * @ia:		index of A, -1 if none
- * @ib:		index of B, -1 if none
- *
- * Both without modifiers if there is such a pair, else the first pair
- * counting the same thing (same u/k/G/H modifiers; pinning does not
- * matter).
+/*
+ * A pair of hardware events (A, B) for a ratio, their indices in @ia and
+ * @ib (-1 if none): both without modifiers if there is such a pair, else
+ * the first pair counting the same thing (same u/k/G/H modifiers; pinning
+ * does not matter).
  */
-void vc_pick_pair(const struct vcpuperf_event_desc *ev, __u32 nr,
-		  __u64 cfg_a, __u64 cfg_b, int *ia, int *ib)
+static void vc_pick_pair(const struct vcpuperf_event_desc *ev, __u32 nr,
+			 __u64 cfg_a, __u64 cfg_b, int *ia, int *ib)
 {
 	const __u32 ign = VCPUPERF_MOD_PINNED;
 	int pass, i, j;
@@ -173,6 +163,21 @@ void vc_pick_pair(const struct vcpuperf_event_desc *ev, __u32 nr,
 			}
 		}
 	}
+}
+
+/**
+ * vc_pick_ratios() - find the operands of ipc and cache_miss_rate
+ * @ev:		the events
+ * @nr:		how many (0: none, every index -1)
+ * @r:		the indices found
+ */
+void vc_pick_ratios(const struct vcpuperf_event_desc *ev, __u32 nr,
+		    struct vc_ratios *r)
+{
+	vc_pick_pair(ev, nr, PERF_COUNT_HW_INSTRUCTIONS,
+		     PERF_COUNT_HW_CPU_CYCLES, &r->i_insns, &r->i_cycles);
+	vc_pick_pair(ev, nr, PERF_COUNT_HW_CACHE_MISSES,
+		     PERF_COUNT_HW_CACHE_REFERENCES, &r->i_misses, &r->i_refs);
 }
 
 /*
@@ -203,10 +208,7 @@ static void vc_thread_reset(struct vc_tid *t, const struct vcpuperf_started *s)
 		if (t->ev[i].mods >> VCPUPERF_MOD_NOT_APPLIED_SHIFT)
 			t->not_applied |= 1U << i;
 	}
-	vc_pick_pair(t->ev, t->nr_events, PERF_COUNT_HW_INSTRUCTIONS,
-		     PERF_COUNT_HW_CPU_CYCLES, &t->i_insns, &t->i_cycles);
-	vc_pick_pair(t->ev, t->nr_events, PERF_COUNT_HW_CACHE_MISSES,
-		     PERF_COUNT_HW_CACHE_REFERENCES, &t->i_misses, &t->i_refs);
+	vc_pick_ratios(t->ev, t->nr_events, &t->ratios);
 }
 
 /**

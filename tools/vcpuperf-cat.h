@@ -151,6 +151,22 @@ void json_key_double(struct json_writer *w, const char *key, double v);
 #define VC_BITS_PER_MASK	32	/* events an event mask (__u32) can name */
 
 /**
+ * struct vc_ratios - where the operands of a row's derived ratios are
+ * @i_cycles:	index of the cycles event used for ipc, -1 if none
+ * @i_insns:	index of instructions, -1 if none
+ * @i_refs:	index of cache-references, -1 if none
+ * @i_misses:	index of cache-misses, -1 if none
+ *
+ * Set by vc_pick_ratios() from a thread's or a process's events.
+ */
+struct vc_ratios {
+	int i_cycles;
+	int i_insns;
+	int i_refs;
+	int i_misses;
+};
+
+/**
  * struct vc_proc - what the decoder knows about one attached process
  * @pid:	process id, as its records carry it
  * @kind:	VCPUPERF_TARGET_PID or VCPUPERF_TARGET_QEMU
@@ -164,10 +180,7 @@ void json_key_double(struct json_writer *w, const char *key, double v);
  * @prev:	previous cumulative counts of its process samples
  * @have_prev_t: @prev_t_mono is valid
  * @prev_t_mono: t_mono_ns of the previous process sample
- * @i_cycles:	index of cycles for ipc, -1 if none (likewise the others)
- * @i_insns:	index of instructions
- * @i_refs:	index of cache-references
- * @i_misses:	index of cache-misses
+ * @ratios:	operands of ipc and cache_miss_rate among @ev
  * @rows:	per-VM rows written since its process record
  * @next:	the next process the decoder knows
  *
@@ -187,10 +200,7 @@ struct vc_proc {
 	struct vcpuperf_count prev[VCPUPERF_MAX_EVENTS];
 	bool have_prev_t;
 	__u64 prev_t_mono;
-	int i_cycles;
-	int i_insns;
-	int i_refs;
-	int i_misses;
+	struct vc_ratios ratios;
 	__u64 rows;
 	struct vc_proc *next;
 };
@@ -209,10 +219,7 @@ struct vc_proc {
  * @prev:	previous cumulative counts (zero before the first sample)
  * @have_prev_t: @prev_t_mono is valid
  * @prev_t_mono: t_mono_ns of the previous sample
- * @i_cycles:	index of the cycles event used for ipc, -1 if none
- * @i_insns:	index of instructions, -1 if none
- * @i_refs:	index of cache-references, -1 if none
- * @i_misses:	index of cache-misses, -1 if none
+ * @ratios:	operands of ipc and cache_miss_rate among @ev
  * @rows:	rows written for this thread since its started record
  * @not_applied: events whose command keyword modifiers were left out,
  *		because the kernel would ignore them (bit i)
@@ -235,10 +242,7 @@ struct vc_tid {
 	struct vcpuperf_count prev[VCPUPERF_MAX_EVENTS];
 	bool have_prev_t;
 	__u64 prev_t_mono;
-	int i_cycles;
-	int i_insns;
-	int i_refs;
-	int i_misses;
+	struct vc_ratios ratios;
 	__u64 rows;
 	__u32 not_applied;
 	const struct vc_proc *proc;
@@ -339,8 +343,8 @@ void vc_thread_unavailable(struct vc_tid *t,
 			   const struct vcpuperf_unavailable *u);
 void vc_thread_sample(struct vc_tid *t, const struct vcpuperf_sample *s,
 		      struct vc_row *row);
-void vc_pick_pair(const struct vcpuperf_event_desc *ev, __u32 nr,
-		  __u64 cfg_a, __u64 cfg_b, int *ia, int *ib);
+void vc_pick_ratios(const struct vcpuperf_event_desc *ev, __u32 nr,
+		    struct vc_ratios *r);
 void vc_counts_delta(struct vcpuperf_count *prev,
 		     const struct vcpuperf_count *cur, __u32 nr, __u32 mask,
 		     struct vc_row *row);

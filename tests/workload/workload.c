@@ -212,7 +212,11 @@ static __attribute__((noinline)) void prefault_stack(void)
 	(void)buf[0];
 }
 
-static void do_pages(long k)
+/*
+ * Touch @k fresh pages (one write each: k minor faults), then unmap them
+ * if @unmap; left mapped otherwise: unmapping is not part of the work.
+ */
+static void do_pages(long k, bool unmap)
 {
 	char *m;
 	long i;
@@ -226,24 +230,8 @@ static void do_pages(long k)
 	madvise(m, (size_t)k * PAGE_SZ, MADV_NOHUGEPAGE);
 	for (i = 0; i < k; i++)
 		((volatile char *)m)[i * PAGE_SZ] = 1;
-	/* Left mapped on purpose: unmapping is not part of the measured work. */
-}
-
-static void do_pages_unmap(long k)
-{
-	char *m;
-	long i;
-
-	if (k <= 0)
-		return;
-	m = mmap(NULL, (size_t)k * PAGE_SZ, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m == MAP_FAILED)
-		die("mmap %ld pages: %s", k, strerror(errno));
-	madvise(m, (size_t)k * PAGE_SZ, MADV_NOHUGEPAGE);
-	for (i = 0; i < k; i++)
-		((volatile char *)m)[i * PAGE_SZ] = 1;
-	munmap(m, (size_t)k * PAGE_SZ);
+	if (unmap)
+		munmap(m, (size_t)k * PAGE_SZ);
 }
 
 static void do_sleeps(long m, long us)
@@ -304,7 +292,7 @@ static void *worker_main(void *arg)
 	take_sample(w, &w->before);
 	__atomic_store_n(&w->has_before, 1, __ATOMIC_RELEASE);
 
-	do_pages(opt_pages);
+	do_pages(opt_pages, false);
 	do_sleeps(opt_sleeps, opt_sleep_us);
 	do_burn(opt_burn_ms);
 
@@ -326,7 +314,7 @@ static void *worker_main(void *arg)
 static void *short_main(void *arg)
 {
 	(void)arg;
-	do_pages_unmap(opt_spawn_pages);
+	do_pages(opt_spawn_pages, true);
 	return NULL;
 }
 
