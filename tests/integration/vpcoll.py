@@ -20,7 +20,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from vptest import (Cat, TestFailure, Workload, check,  # noqa: E402
                     check_timing, control,
-                    dev_control, load, read_file, sh, by_tid, delta,
+                    dev_control, load, meminfo, read_file, sh, by_tid, delta,
                     DEVICE, REPO, CAT, OUT)
 
 MS = 1000000
@@ -534,15 +534,6 @@ def ring_follows_the_stream():
     check(len(said) == 1 and "1024 KiB" in said[0],
           "one line about the ring: %r" % c.stderr)
     print("  ring_total_kb used up: ring stays 1024 KiB; %r" % said[0])
-
-
-def meminfo():
-    out = {}
-    with open("/proc/meminfo") as f:
-        for line in f:
-            k, v = line.split(":")
-            out[k] = int(v.split()[0])
-    return out
 
 
 @test

@@ -62,6 +62,16 @@ def needs_cpus(n):
         raise TestSkip("needs %d CPUs, this boot has %d" % (n, have))
 
 
+def meminfo():
+    """/proc/meminfo as {field: KiB}."""
+    out = {}
+    with open("/proc/meminfo") as f:
+        for line in f:
+            k, v = line.split(":")
+            out[k] = int(v.split()[0])
+    return out
+
+
 def sh(cmd, check_rc=True, timeout=120):
     p = subprocess.run(cmd, shell=True, capture_output=True, text=True,
                        timeout=timeout)

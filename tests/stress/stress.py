@@ -940,12 +940,7 @@ def phase_collections(n, procs=8, rmmods=3):
 
 def meminfo():
     sh("sync; echo 3 > /proc/sys/vm/drop_caches", check_rc=False)
-    out = {}
-    with open("/proc/meminfo") as f:
-        for ln in f:
-            k, v = ln.split(":")
-            out[k] = int(v.split()[0])
-    return out
+    return vptest.meminfo()
 
 
 def dmesg_lines():
