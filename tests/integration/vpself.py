@@ -231,6 +231,7 @@ def work_pending_at_close_detach_exit_rmmod():
     detached, when the thread exits, and when the module is unloaded: each
     goes through cleanly (the late work touches nothing), rmmod waits for
     the work to have run, and the kernel log stays clean."""
+    needs_cpus(2)
     mark = dmesg_mark()
     load()
     # closed by SIGKILL with the work pending
