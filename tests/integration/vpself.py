@@ -154,8 +154,13 @@ def running_threads_read_themselves():
     check(fc["direct"] >= 0.3, "direct: %.3f function calls per thread x "
           "tick (4 counters, one thread of two elsewhere: up to 2)" %
           fc["direct"])
-    check(fc["kick"] <= 0.25 * fc["direct"] and
-          fc["lazy"] <= 0.25 * fc["direct"],
+    # On 7.2 the scheduler's wake-ups of another CPU (the sampler's, the
+    # tool's) also come as function-call interrupts: measured 0.73 per
+    # thread x tick in lazy mode with no kick and 0 cross-CPU reads, against
+    # 2.94 in direct mode; 6.1 and 6.12 show none.  The cross-CPU reads
+    # themselves are at least half of direct mode's.
+    check(fc["kick"] <= 0.5 * fc["direct"] and
+          fc["lazy"] <= 0.5 * fc["direct"],
           "cross-CPU reads left: kick %.3f, lazy %.3f (direct %.3f)" %
           (fc["kick"], fc["lazy"], fc["direct"]))
     # Rescheduling interrupts also come from the scheduler's own wake-ups
