@@ -108,8 +108,24 @@ rc=$?
 kill -KILL "$spin" 2>/dev/null
 wait "$spin" 2>/dev/null
 check "vcpuperf-cat --pid exit $rc" test "$rc" -eq 0
-check "rows at the modprobe.d interval with task_clock > 0" \
-	jq_py "$rows" "len(r) >= 2 and all(abs(x['interval_s'] - $ivl / 1000) < 1e-9 for x in r) and any(x['task_clock'] for x in r)"
+# its own collection on /dev/vcpuperf starts at the device's 100 ms
+# (vcpuperf(4)); modprobe.d's interval_ms is the default collection's
+check "rows of its own collection at 100 ms with task_clock > 0" \
+	jq_py "$rows" "len(r) >= 2 and all(abs(x['interval_s'] - 0.1) < 1e-9 for x in r) and any(x['task_clock'] for x in r)"
+sh -c 'while :; do :; done' &
+spin=$!
+pids+=("$spin")
+rows0=$out/rows-default.jsonl
+echo "attach pid=$spin events=task-clock" >/sys/kernel/debug/vcpuperf/control
+timeout -s INT 3 /usr/local/bin/vcpuperf-cat --no-attach -o "$rows0" 2>"$out/cat0.err"
+rc=$?
+echo stop >/sys/kernel/debug/vcpuperf/control
+kill -KILL "$spin" 2>/dev/null
+wait "$spin" 2>/dev/null
+check "vcpuperf-cat --no-attach on the default collection: exit $rc (SIGINT)" \
+	test "$rc" -eq 0 -o "$rc" -eq 124
+check "default collection's rows at the modprobe.d interval ($ivl ms) with task_clock > 0" \
+	jq_py "$rows0" "len(r) >= 2 and all(abs(x['interval_s'] - $ivl / 1000) < 1e-9 for x in r) and any(x['task_clock'] for x in r)"
 
 # --- man pages --------------------------------------------------------------
 if command -v man >/dev/null; then
