@@ -71,7 +71,7 @@ step "install: make install/uninstall on every matrix kernel, checked in the VM 
 scripts/install-test.sh --out "$OUT/install" || fail=1
 
 step "fuzz: libFuzzer (ASan+UBSan) on the parser, event names and decoder"
-scripts/fuzz.sh "${VP_FUZZ_SECONDS:-60}" 2>&1 | tee "$OUT/fuzz.log" || fail=1
+scripts/fuzz.sh "${VP_FUZZ_SECONDS:-45}" 2>&1 | tee "$OUT/fuzz.log" || fail=1
 
 step "VM: integration tests (Debian kernel ${KVER:-newest installed}, TCG)"
 scripts/vm-run.sh --kver "$KVER" --timeout 1800 --out "$OUT/vm" -- \

@@ -7,7 +7,7 @@
 # same lib/ and tools/ sources the module and vcpuperf-cat use), then for
 # each harness:
 #   1. replay every input under fuzz/regressions/<harness>/ (past crashes);
-#   2. fuzz for SECONDS (default 60) with -max_total_time, starting from a
+#   2. fuzz for SECONDS (default 45) with -max_total_time, starting from a
 #      scratch copy of fuzz/corpus/<harness>/: the checked-in corpus is
 #      never written to.
 # Logs, scratch corpora and crash artifacts go to $VP_FUZZ_OUT (default
@@ -20,7 +20,7 @@
 set -u
 
 cd "$(dirname "$0")/.." || exit 2
-secs=${1:-60}
+secs=${1:-45}
 case $secs in
 '' | *[!0-9]*)
 	echo "usage: $0 [SECONDS]" >&2

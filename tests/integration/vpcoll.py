@@ -485,7 +485,7 @@ def ring_follows_the_stream():
     ring memory left the tool says so in one line and goes on."""
     load()
     # the threads idle until killed (the two runs take minutes under TCG)
-    w = Workload("ringgrow", "--threads", "32", "--hold-ms", "3600000")
+    w = Workload("ringgrow", "--threads", "16", "--hold-ms", "3600000")
     tids = ",".join(str(t) for t in w.tids)
     try:
         res = {}
@@ -493,7 +493,7 @@ def ring_follows_the_stream():
             c = Cat("ring" + name, "--tid", tids, "--interval", "1ms",
                     *extra)
             try:
-                c.wait_started(32)
+                c.wait_started(16)
                 time.sleep(1.5)
                 _, p0, _ = ring_and_records(c.proc.pid)
                 t0 = time.monotonic()
@@ -526,13 +526,14 @@ def ring_follows_the_stream():
     finally:
         w.kill()
 
-    # no ring memory left: the tool says so once and goes on
-    load("ring_kb=1024 ring_total_kb=3072")
-    w = Workload("ringfull", "--threads", "32", "--hold-ms", "3600000")
+    # no ring memory left (the default collection and this one use it all):
+    # the tool says so once and goes on
+    load("ring_kb=1024 ring_total_kb=2048")
+    w = Workload("ringfull", "--threads", "16", "--hold-ms", "3600000")
     try:
         c = Cat("ringfull", "--tid", ",".join(str(t) for t in w.tids),
                 "--interval", "1ms")
-        c.wait_started(32)
+        c.wait_started(16)
         time.sleep(2.0)
         ring, _, _ = ring_and_records(c.proc.pid)
         rc = c.stop()
