@@ -85,7 +85,7 @@ def device_is_root_only():
           (DEVICE, st.st_mode, st.st_uid))
 
 
-def tool_falls_back_and_counts():
+def tool_counts_through_the_device():
     """vcpuperf-cat with no special option counts through its own
     collection on /dev/vcpuperf (listed in the read-only status file under
     its pid) without a word on stderr, and its page faults, context
@@ -158,5 +158,5 @@ def rmmod_with_device_reader():
 if __name__ == "__main__":
     sys.exit(run_checks([lockdown_is_integrity, unsigned_module_refused,
                          debugfs_read_only, device_is_root_only,
-                         tool_falls_back_and_counts,
+                         tool_counts_through_the_device,
                          rmmod_with_device_reader]))
