@@ -16,7 +16,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from vptest import (Cat, TestFailure, Workload, check,  # noqa: E402
+from vptest import (Cat, TestFailure, TestSkip, Workload,  # noqa: E402
+                    check,
                     check_timing, control, needs_cpus,
                     dmesg_clean_since, dmesg_mark, load, read_file, sh,
                     unload)
@@ -298,8 +299,7 @@ def kernel_thread_read_directly():
     load()
     ksm = "/sys/kernel/mm/ksm"
     if not os.path.isdir(ksm):
-        print("  skipped: no KSM in this kernel (no busy kernel thread)")
-        return
+        raise TestSkip("no KSM in this kernel (no busy kernel thread)")
     pid = int(sh("pgrep -x ksmd").stdout.split()[0])
     with open(ksm + "/sleep_millisecs") as f:
         old = f.read().strip()
