@@ -513,7 +513,11 @@ def ring_follows_the_stream():
                   (name, ring // 1024, rate / 1024, d1, d2, drops,
                    len(c.rows())))
         ring, rate, d1, d2, drops, rows = res["auto"]
-        check(ring > 4096 * 1024, "auto: ring still %d bytes" % ring)
+        # it must have grown wherever 2 s of the stream exceed the 4 MiB
+        # it starts with (6.1, 6.12, 7.2: 4-8 MiB/s); the debug kernel's
+        # stream may fit as it is
+        check(ring > 4096 * 1024 or 2 * rate <= 4096 * 1024,
+              "auto: ring still %d bytes for %.0f B/s" % (ring, rate))
         check(ring >= min(2 * rate, 64 << 20) or ring == 64 << 20,
               "auto: ring %d bytes holds less than 2 s of %.0f B/s" %
               (ring, rate))
