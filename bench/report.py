@@ -419,22 +419,19 @@ def main():
       "perf stat vs the floor. Every collector, the fair peer included, is "
       "in the next table.")
     P("")
-    P(HEAD)
-    P(SEP)
-    for c in vm["configs"]:
-        f = figs[c["name"]]
-        for k in BEFORE_AFTER:
-            P(row(c["name"], k, f[k], f["auto"]))
-    P("")
+    def table(collectors):
+        P(HEAD)
+        P(SEP)
+        for c in vm["configs"]:
+            f = figs[c["name"]]
+            for k in collectors:
+                P(row(c["name"], k, f[k], f["auto"]))
+        P("")
+
+    table(BEFORE_AFTER)
     P("## Every collector")
     P("")
-    P(HEAD)
-    P(SEP)
-    for c in vm["configs"]:
-        f = figs[c["name"]]
-        for k in COLL:
-            P(row(c["name"], k, f[k], f["auto"]))
-    P("")
+    table(COLL)
     P("Background with only the spinners (subtracted above): " + ", ".join(
         "%s RES %.1f/s CAL %.1f/s" % (n, figs[n]["idle_per_s"]["res"],
                                       figs[n]["idle_per_s"]["cal"])
