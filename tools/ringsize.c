@@ -8,8 +8,8 @@
  * less than VC_RING_HOLD_S seconds of it, asks its own collection for a
  * bigger one (the "ring" command keeps the records queued).  The ring
  * only grows, up to VC_RING_AUTO_MAX_KB; if the module refuses (its
- * ring_total_kb is used up), one line says so and the run goes on with
- * the ring it has.
+ * ring_total_kb is used up), the module's reason and one line on what it
+ * means are printed once and the run goes on with the ring it has.
  */
 #include <stdio.h>
 
