@@ -23,7 +23,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from vptest import (Cat, TestFailure, Workload, check,  # noqa: E402
                     check_timing, control,
-                    dev_control, load, meminfo, read_file, sh, by_tid, delta,
+                    dev_control, load, meminfo, pct, read_file, sh, by_tid,
+                    delta,
                     DEVICE, REPO, CAT, OUT)
 
 MS = 1000000
@@ -212,8 +213,7 @@ def four_cats_three_workloads():
 
 def p99(values):
     """The 99th percentile of @values (nearest rank)."""
-    v = sorted(values)
-    return v[min(len(v) - 1, int(0.99 * len(v)))]
+    return pct(values, 0.99)
 
 
 def p99_upper(values, confidence=0.95):

@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from vptest import (Cat, TestFailure, TestSkip, Workload,  # noqa: E402
                     check,
                     check_timing, control, needs_cpus,
-                    dmesg_clean_since, dmesg_mark, load, read_file, sh,
+                    dmesg_clean_since, dmesg_mark, load, pct, read_file, sh,
                     unload)
 
 MS = 1000000
@@ -66,11 +66,6 @@ def read_stats(owner=None):
             "self_us": int(m.group(6)), "timeout": int(f.group(1)),
             "switched": int(f.group(2)), "pending": int(f.group(3)),
             "kthread": int(f.group(4)), "exiting": int(f.group(5))}
-
-
-def pct(values, p):
-    v = sorted(values)
-    return v[min(len(v) - 1, int(p * len(v)))] if v else None
 
 
 def run_mode(mode, interval_ms, seconds, baseline=False):

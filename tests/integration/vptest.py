@@ -298,6 +298,13 @@ def kmemleak_clean():
     return True
 
 
+def pct(values, p):
+    """The @p quantile of @values (nearest rank, 0 < @p < 1); None for
+    none."""
+    v = sorted(values)
+    return v[min(len(v) - 1, int(p * len(v)))] if v else None
+
+
 def within(value, expect, rel, absolute=0):
     return abs(value - expect) <= max(rel * abs(expect), absolute)
 
