@@ -19,6 +19,16 @@ step() {
 	echo "==== $*"
 }
 
+# step_failed NAME: a step's command exited non-zero.  Its name is kept
+# for the closing lines, since a step can fail without a test saying
+# "not ok" (a build, a sanitizer report, a timeout).
+failed_steps=()
+step_failed() {
+	echo "step failed: $1"
+	failed_steps+=("$1")
+	fail=1
+}
+
 # The two expensive things that are cached outside the repository (the
 # debug kernel, ~9 CPU-minutes cold, and sid's chroot, ~3 minutes mostly of
 # downloading) are prepared in the background from the start, so that on a
@@ -44,45 +54,45 @@ make -C tests/pmu
 scripts/testpmu.sh "/lib/modules/$KVER/build" tests/pmu W=1 C=1
 
 step "fresh machine: the first make demo in a minimal Debian 12 root (make fresh-test)"
-scripts/fresh-test.sh --out "$OUT/fresh" || fail=1
+scripts/fresh-test.sh --out "$OUT/fresh" || step_failed "fresh-test"
 
 step "style: checkpatch --strict"
-scripts/checkpatch.sh || fail=1
+scripts/checkpatch.sh || step_failed "checkpatch"
 
 step "host tests: vcpuperf-cat decoder"
-python3 tests/tool/test_decode.py 2>&1 | tee "$OUT/tool.log" || fail=1
+python3 tests/tool/test_decode.py 2>&1 | tee "$OUT/tool.log" || step_failed "host decoder tests"
 
 step "host tests: man pages against --help, the uapi header, lib/ and the module parameters"
-python3 tests/tool/test_man.py 2>&1 | tee "$OUT/man.log" || fail=1
+python3 tests/tool/test_man.py 2>&1 | tee "$OUT/man.log" || step_failed "host man-page tests"
 
 step "host tests: --textfile read by prometheus-node-exporter, scraped and queried by prometheus"
-python3 tests/tool/test_prom.py 2>&1 | tee "$OUT/prom.log" || fail=1
+python3 tests/tool/test_prom.py 2>&1 | tee "$OUT/prom.log" || step_failed "host prometheus test"
 
 step "host tests: vcpuperf-plot renders an episode"
-python3 tests/tool/test_plot.py 2>&1 | tee "$OUT/plot.log" || fail=1
+python3 tests/tool/test_plot.py 2>&1 | tee "$OUT/plot.log" || step_failed "host plot test"
 
 step "matrix: W=1 build on every installed kernel, integration tests on 6.12"
-scripts/matrix.sh --quick --out "$OUT/matrix" || fail=1
+scripts/matrix.sh --quick --out "$OUT/matrix" || step_failed "matrix"
 
 step "DKMS: add/build/install/vermagic/remove on every matrix kernel"
-scripts/dkms-test.sh --out "$OUT/dkms" || fail=1
+scripts/dkms-test.sh --out "$OUT/dkms" || step_failed "dkms"
 
 step "install: make install/uninstall on every matrix kernel, checked in the VM booted on each"
-scripts/install-test.sh --out "$OUT/install" || fail=1
+scripts/install-test.sh --out "$OUT/install" || step_failed "install"
 
 step "fuzz: libFuzzer (ASan+UBSan) on the parser, event names and decoder"
-scripts/fuzz.sh "${VP_FUZZ_SECONDS:-45}" 2>&1 | tee "$OUT/fuzz.log" || fail=1
+scripts/fuzz.sh "${VP_FUZZ_SECONDS:-45}" 2>&1 | tee "$OUT/fuzz.log" || step_failed "fuzz"
 
 step "VM: integration tests (Debian kernel ${KVER:-newest installed}, TCG)"
 scripts/vm-run.sh --kver "$KVER" --timeout 1800 --out "$OUT/vm" -- \
-	python3 tests/integration/run.py || fail=1
+	python3 tests/integration/run.py || step_failed "VM integration"
 
 step "bench: smoke of make bench (about a minute of VM time; no figure fails it)"
-scripts/bench.sh --smoke || fail=1
+scripts/bench.sh --smoke || step_failed "bench smoke"
 
 step "KUnit: the suite in a KASAN/lockdep/kmemleak kernel (built once, cached)"
 wait "$prefetch_kernel" || true	# a failed build is reported by kunit.sh
-scripts/kunit.sh --out "$OUT/kunit" || fail=1
+scripts/kunit.sh --out "$OUT/kunit" || step_failed "KUnit"
 python3 - "$OUT/kunit/results.json" >"$OUT/kunit.log" <<'PY' || true
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -93,16 +103,16 @@ PY
 cat "$OUT/kunit.log"
 
 step "lockdown: /dev/vcpuperf and the tool's fallback, booted with lockdown=integrity"
-scripts/signed-vm-test.sh lockdown --out "$OUT/lockdown" || fail=1
+scripts/signed-vm-test.sh lockdown --out "$OUT/lockdown" || step_failed "lockdown"
 
 step "Secure Boot stand-in: module.sig_enforce=1, unsigned / build key / unknown key"
-scripts/signed-vm-test.sh secure-boot --out "$OUT/secure-boot" || fail=1
+scripts/signed-vm-test.sh secure-boot --out "$OUT/secure-boot" || step_failed "secure boot"
 
 step "VM: integration tests again on the debug kernel"
-scripts/debug-integration.sh --out "$OUT/debug-vm" || fail=1
+scripts/debug-integration.sh --out "$OUT/debug-vm" || step_failed "debug-kernel integration"
 
 step "stress: short form in the debug kernel (churn, rmmod, overflow, QEMU killed, control fuzz)"
-scripts/stress.sh --out "$OUT/stress" || fail=1
+scripts/stress.sh --out "$OUT/stress" || step_failed "stress"
 
 # One closing line for the whole run, summed over the suites.
 npass=0
@@ -125,6 +135,9 @@ if grep -rqaE --include='*.log' '^(not ok|FAIL:|ERROR:) ' "$OUT"; then
 	echo "failed tests (log: line):"
 	grep -raE --include='*.log' '^(not ok|FAIL:|ERROR:) ' "$OUT" |
 		sed "s|^$OUT/||" | cut -c1-300 | head -n 60
+fi
+if [ "${#failed_steps[@]}" -ne 0 ]; then
+	printf 'failed step: %s\n' "${failed_steps[@]}"
 fi
 echo "$npass passed, $nfail failed"
 if [ "$fail" -ne 0 ] || [ "$nfail" -ne 0 ]; then
