@@ -94,6 +94,8 @@ static void check_ok(const struct vp_cmd *c)
 	case VP_OP_DETACH_ALL:
 	case VP_OP_INTERVAL:
 	case VP_OP_STOP:
+	case VP_OP_RING:
+	case VP_OP_READ:
 		FZ_CHECK(!c->kind && !c->nr_ids, "target on op %d", c->op);
 		break;
 	default:
@@ -115,8 +117,28 @@ static void check_ok(const struct vp_cmd *c)
 					 c->events[i].desc.name);
 		}
 	} else {
-		FZ_CHECK(!c->nr_events, "events on op %d", c->op);
+		FZ_CHECK(!c->nr_events && !c->mods && !c->events_given,
+			 "events on op %d", c->op);
 	}
+	if (c->op == VP_OP_ATTACH)
+		FZ_CHECK(!(c->flags & ~VCPUPERF_ATTACH_ALL), "flags %#x",
+			 c->flags);
+	else
+		FZ_CHECK(!c->flags, "flags %#x on op %d", c->flags, c->op);
+
+	if (c->op == VP_OP_RING)
+		FZ_CHECK(c->ring_kb >= VCPUPERF_RING_MIN_KB &&
+			 c->ring_kb <= VCPUPERF_RING_MAX_KB, "ring %u KiB",
+			 c->ring_kb);
+	else
+		FZ_CHECK(!c->ring_kb, "ring size on op %d", c->op);
+
+	/* VCPUPERF_READ_AUTO is 0: only the range can be checked here. */
+	FZ_CHECK(c->read_mode <= VCPUPERF_READ_LAZY, "read mode %u",
+		 c->read_mode);
+	if (c->op != VP_OP_READ)
+		FZ_CHECK(c->read_mode == VCPUPERF_READ_AUTO,
+			 "read mode on op %d", c->op);
 
 	if (c->op == VP_OP_INTERVAL) {
 		char buf[32];
@@ -150,7 +172,8 @@ static bool same_cmd(const struct vp_cmd *a, const struct vp_cmd *b)
 	if (a->op != b->op || a->kind != b->kind || a->nr_ids != b->nr_ids ||
 	    a->nr_events != b->nr_events || a->mods != b->mods ||
 	    a->events_given != b->events_given ||
-	    a->interval_ns != b->interval_ns ||
+	    a->interval_ns != b->interval_ns || a->flags != b->flags ||
+	    a->ring_kb != b->ring_kb || a->read_mode != b->read_mode ||
 	    memcmp(a->ids, b->ids, a->nr_ids * sizeof(a->ids[0])))
 		return false;
 	for (i = 0; i < a->nr_events; i++) {

@@ -102,7 +102,9 @@ COMMANDS = [
     "detach tid=1234", "detach pid=42", "detach qemu=1", "detach all",
     "detach tid=1,2,3", "interval 100", "interval 100ms", "interval 1ms",
     "interval 60s", "interval 1000us", "interval 2500us", "stop",
-    "stop\n", "  stop  ",
+    "stop\n", "  stop  ", "ring 64", "ring 256K", "ring 16M\n", "ring 1g",
+    "read auto", "read direct", "read kick", "read lazy\n",
+    "attach pid=42 process_totals", "attach qemu=1 all_threads process_totals",
     # invalid
     "", "\n", "attach", "attach tid=", "attach tid=0", "attach tid=-1",
     "attach tid=01", "attach tid=2147483648", "attach tid=99999999999",
@@ -118,6 +120,9 @@ COMMANDS = [
     "interval", "interval 0", "interval 999us", "interval 61s",
     "interval 60001", "interval 1h", "interval 10 20",
     "interval 9999999999999", "stop now", "start", "attach tid=1\nstop",
+    "ring", "ring 0", "ring 1", "ring 64X", "ring 4G", "ring 64 128",
+    "read", "read fast", "read kick lazy", "attach tid=1 process_totals",
+    "attach pid=1 all_threads",
     "attach tid=1\r", "attach tid=1\x7f", "attach tid=\xe9",
     "attach tid=1\x00",
     # the limits: VCPUPERF_MAX_TARGETS ids, one more, VCPUPERF_CMD_MAX bytes
