@@ -16,7 +16,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from vptest import (Cat, TestFailure, TestSkip, Workload,  # noqa: E402
+from vptest import (OUT, Cat, TestFailure, TestSkip, Workload,  # noqa: E402
                     check,
                     check_timing, control, needs_cpus,
                     dmesg_clean_since, dmesg_mark, load, pct, read_file, sh,
@@ -73,9 +73,18 @@ def run_mode(mode, interval_ms, seconds, baseline=False):
     read in @mode: interrupts per thread and tick over the middle of the
     run, the rows' lateness, the module's counts, task-clock against
     schedstat."""
+    done = os.path.join(OUT, "self-%s.done.json" % mode)
+    if os.path.exists(done):
+        os.unlink(done)
+    # The threads stay blocked after their work until the tool has
+    # stopped: what it counted lies between their blocked states, as the
+    # schedstat they read before and after the work does (their exit path
+    # is not in it: slow on the debug kernel).
     w = Workload("self-" + mode, "--threads", "2", "--wait-go", "--burn-ms",
-                 str(int(seconds * 1000)), "--hold-ms", "300")
+                 str(int(seconds * 1000)), "--done", done, "--hold-ms",
+                 "600000")
     c = None
+    rc = 0
     try:
         if not baseline:
             c = Cat("self-" + mode, "--tid", ",".join(map(str, w.tids)),
@@ -88,11 +97,15 @@ def run_mode(mode, interval_ms, seconds, baseline=False):
         time.sleep(seconds * 0.5)
         r1, c1, t1 = ipis() + (time.time(),)
         stats = read_stats(c.proc.pid) if c else None
-        rep = w.wait()
+        w.wait_done(done)
         time.sleep(0.2)
+        rc = c.stop() if c else 0
+        rep = w.end()
     finally:
         w.kill()
-        rc = c.stop() if c else 0
+        if c and c.proc.poll() is None:
+            c.proc.kill()
+            c.proc.wait()
     check(rc == 0, "%s: vcpuperf-cat exit %d" % (mode, rc))
     ticks = (t1 - t0) * 1000.0 / interval_ms
     res = (r1 - r0) / (2 * ticks)
@@ -101,13 +114,29 @@ def run_mode(mode, interval_ms, seconds, baseline=False):
         return {"res": res, "cal": cal}
     rows = c.rows()
     late = [r["late_ns"] for r in rows if r.get("late_ns") is not None]
+    counted = []
     for th in rep["threads"]:
         tc = sum(r["task_clock"] for r in rows if r["tid"] == th["tid"])
         ort = th["after"]["sum_exec_runtime_ns"] - \
             th["before"]["sum_exec_runtime_ns"]
-        check(0.97 * ort <= tc <= ort + 100 * MS,
-              "%s: tid %d task_clock %d, schedstat %d" %
-              (mode, th["tid"], tc, ort))
+        counted.append((th["tid"], tc, ort))
+        print("  %-6s: tid %d: task_clock %.3f ms, schedstat %.3f ms, "
+              "thread cputime %.3f ms, wall %.3f ms" %
+              (mode, th["tid"], tc / MS, ort / MS,
+               (th["after"]["thread_cputime_ns"] -
+                th["before"]["thread_cputime_ns"]) / MS,
+               (th["after"]["mono_ns"] - th["before"]["mono_ns"]) / MS))
+    print("  %-6s: task_clock - schedstat: %s" %
+          (mode, ", ".join("tid %d %+.3f ms" % (tid, (tc - ort) / MS)
+                           for tid, tc, ort in counted)))
+    # The kernel's task-clock itself runs ahead of its schedstat runtime
+    # under TCG (the guest's TSC is unstable; the rows sum to the counter's
+    # raw value exactly): measured over 4 s of a thread blocked before and
+    # after its work, +0.1% to +0.8% on 6.1 and +0.9% to +2.8% on the
+    # debug kernel.  Hence a relative bound, not an absolute one.
+    for tid, tc, ort in counted:
+        check(0.97 * ort <= tc <= 1.05 * ort,
+              "%s: tid %d task_clock %d, schedstat %d" % (mode, tid, tc, ort))
     return {"res": res, "cal": cal, "stats": stats, "rows": len(rows),
             "late": (pct(late, 0.5), pct(late, 0.99), max(late))}
 

@@ -192,6 +192,26 @@ class Workload:
         with open(self.report) as f:
             return json.load(f)
 
+    def wait_done(self, path, timeout=120):
+        """Wait for the file of --done @path: every worker has done its
+        work (and taken its "after" sample) and is blocked."""
+        deadline = time.time() + timeout
+        while not os.path.exists(path):
+            check(self.proc.poll() is None, "workload died")
+            check(time.time() < deadline, "%s never written" % path)
+            time.sleep(0.05)
+
+    def end(self, timeout=60):
+        """SIGTERM a workload that holds after its work: its report (with
+        "complete": false; the work itself is done when --done said so)."""
+        self.proc.send_signal(signal.SIGTERM)
+        rc = self.proc.wait(timeout=timeout)
+        if rc != 128 + signal.SIGTERM:
+            raise TestFailure("workload exited %d on SIGTERM: %s" %
+                              (rc, self.proc.stdout.read()))
+        with open(self.report) as f:
+            return json.load(f)
+
     def kill(self):
         if self.proc.poll() is None:
             self.proc.kill()

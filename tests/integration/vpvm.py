@@ -38,14 +38,6 @@ def proc_stat(pid):
             int(fields[11]) + int(fields[12]))
 
 
-def wait_file(path, w, timeout=120):
-    deadline = time.time() + timeout
-    while not os.path.exists(path):
-        check(w.proc.poll() is None, "workload died")
-        check(time.time() < deadline, "%s never written" % path)
-        time.sleep(0.05)
-
-
 @test
 def per_vm_totals_match_proc():
     """--per-vm counts the whole process: its vCPU threads, its emulator
@@ -56,7 +48,8 @@ def per_vm_totals_match_proc():
     /proc reading is truncated to a tick, utime and stime separately) and
     1 ms, less what the counters cannot see: the end of each exiting
     thread's exit path, after perf_event_exit_task() (measured under TCG:
-    1.0-1.1 ms per thread; allowed: 2 ms per thread that exited).
+    1.0-1.1 ms per thread; allowed: 2 ms per thread that exited), more
+    what the kernel's task-clock runs ahead of its runtime under TCG (3%).
     The per-thread rows cannot see the short-lived threads; the per-VM
     rows carry the VM identity of the libvirt-style command line."""
     load()
@@ -78,7 +71,7 @@ def per_vm_totals_match_proc():
         c.wait_started(4)
         pf0, t0 = proc_stat(w.pid)
         w.go()
-        wait_file(done, w)
+        w.wait_done(done)
         time.sleep(0.3)         # the main thread is back asleep
         pf1, t1 = proc_stat(w.pid)
         time.sleep(0.25)
@@ -129,7 +122,11 @@ def per_vm_totals_match_proc():
           "oracle saw %d faults only" % opf)
     check(pf == opf, "per-VM page_faults %d != /proc %d" % (pf, opf))
     exited = spawn + 1          # the short-lived threads and vCPU 0
-    check(-2 * TICK_NS - MS - exited * 2 * MS <= tc - otc <= 2 * TICK_NS + MS,
+    # Above: the kernel's task-clock runs ahead of the runtime that
+    # utime + stime are scaled to under TCG (unstable TSC): up to 2.8%
+    # measured on the debug kernel (vpself.py), so 3% of it on top.
+    check(-2 * TICK_NS - MS - exited * 2 * MS <= tc - otc <=
+          2 * TICK_NS + MS + 0.03 * otc,
           "per-VM task_clock %d ns vs utime+stime %d ns (%d threads "
           "exited)" % (tc, otc, exited))
     # a pass can catch a short-lived thread alive (it then has rows for
