@@ -120,12 +120,6 @@ def run_mode(mode, interval_ms, seconds, baseline=False):
         ort = th["after"]["sum_exec_runtime_ns"] - \
             th["before"]["sum_exec_runtime_ns"]
         counted.append((th["tid"], tc, ort))
-        print("  %-6s: tid %d: task_clock %.3f ms, schedstat %.3f ms, "
-              "thread cputime %.3f ms, wall %.3f ms" %
-              (mode, th["tid"], tc / MS, ort / MS,
-               (th["after"]["thread_cputime_ns"] -
-                th["before"]["thread_cputime_ns"]) / MS,
-               (th["after"]["mono_ns"] - th["before"]["mono_ns"]) / MS))
     print("  %-6s: task_clock - schedstat: %s" %
           (mode, ", ".join("tid %d %+.3f ms" % (tid, (tc - ort) / MS)
                            for tid, tc, ort in counted)))
