@@ -9,6 +9,9 @@
 #                   pages, the modprobe.d example and the systemd unit
 #   make uninstall  remove what make install added
 #   make stress     the long stress run in the debug kernel (about 13 min)
+#   make arm64-check  the real-PMU and real-KVM tests on the arm64 bed
+#                   (Debian's arm64 kernel under qemu-system-aarch64;
+#                   in make check)
 #
 # KDIR defaults to the running kernel's build tree; on a machine without a
 # module-capable running kernel (CI, this project's build hosts) it falls
@@ -27,7 +30,7 @@ kdir = $(if $(KDIR),$(KDIR),$(if $(kver),/lib/modules/$(kver)/build))
 
 .PHONY: print-kver all module tool setup setup-demo check fresh-test demo clean fuzz kunit bench bench-smoke matrix dkms-test \
 	install install-module install-files uninstall uninstall-module uninstall-files install-test \
-	stress
+	stress arm64-check
 
 all: module tool
 
@@ -68,6 +71,9 @@ bench: setup
 
 matrix: setup
 	scripts/matrix.sh
+
+arm64-check: setup
+	scripts/arm64-check.sh
 
 dkms-test: setup
 	scripts/dkms-test.sh

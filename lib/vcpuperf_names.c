@@ -114,12 +114,13 @@ static const char *const vp_cause_names[VCPUPERF_CAUSE_MAX] = {
 	[VCPUPERF_CAUSE_NO_MEMORY] = "no_memory",
 	[VCPUPERF_CAUSE_NEVER_COUNTED] = "never_counted",
 	[VCPUPERF_CAUSE_PINNED_NO_SLOT] = "pinned_no_slot",
+	[VCPUPERF_CAUSE_PMU_LACKS_EVENT] = "pmu_lacks_event",
 };
 
 static const char *const vp_cause_texts[VCPUPERF_CAUSE_MAX] = {
 	[VCPUPERF_CAUSE_UNKNOWN] = "unexpected error from perf",
 	[VCPUPERF_CAUSE_NO_PMU] =
-		"event not supported by this PMU, or no PMU at all (a VM without a virtual PMU)",
+		"no hardware PMU counts on this machine (a VM without a virtual PMU, or no PMU driver): not even cycles",
 	[VCPUPERF_CAUSE_NOT_SUPPORTED] =
 		"the PMU does not support this event or modifier",
 	[VCPUPERF_CAUSE_MEDIATED_PMU] =
@@ -135,6 +136,8 @@ static const char *const vp_cause_texts[VCPUPERF_CAUSE_MAX] = {
 		"thread ran but no counter got onto the PMU: PMU busy, pinned conflict, guest vPMU holding counters or NMI watchdog",
 	[VCPUPERF_CAUSE_PINNED_NO_SLOT] =
 		"pinned counter found no free PMU counter (others pinned first, the NMI watchdog or a guest vPMU): perf put it in error state and it counts no more; detach and attach again when the PMU is free, or attach it unpinned",
+	[VCPUPERF_CAUSE_PMU_LACKS_EVENT] =
+		"the PMU does not implement this event (its other events count: cycles does)",
 };
 
 /**

@@ -67,6 +67,30 @@ int vp_resolve_events(struct vp_event_spec *evs, u32 nr, char *err,
 	return 0;
 }
 
+/*
+ * Does a PMU count cycles on @task?  ENOENT for a hardware event means
+ * either that no PMU counts here at all (a VM without a virtual PMU) or
+ * that the PMU does not implement that event (QEMU's arm64 PMU has no
+ * branch or cache events, ref-cycles is Intel's): a cycles counter,
+ * created disabled and released at once, tells them apart.
+ */
+static bool vp_pmu_counts_cycles(struct task_struct *task)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_HARDWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_HW_CPU_CYCLES,
+		.disabled = 1,
+	};
+	struct perf_event *event;
+
+	event = perf_event_create_kernel_counter(&attr, -1, task, NULL, NULL);
+	if (IS_ERR(event))
+		return false;
+	perf_event_release_kernel(event);
+	return true;
+}
+
 /**
  * vp_counter_create() - create one counting kernel counter on a thread
  * @c:		the counter slot, zeroed
@@ -74,7 +98,8 @@ int vp_resolve_events(struct vp_event_spec *evs, u32 nr, char *err,
  * @task:	the thread
  *
  * Must be called from process context.  On failure c->event stays NULL
- * and c->error holds the positive errno: the caller reports it.
+ * and c->error holds the positive errno: the caller reports it
+ * (c->pmu_lacks tells an event the PMU does not have from no PMU).
  */
 void vp_counter_create(struct vp_counter *c,
 		       const struct vcpuperf_event_desc *desc,
@@ -89,6 +114,9 @@ void vp_counter_create(struct vp_counter *c,
 	if (IS_ERR(event)) {
 		c->event = NULL;
 		c->error = -PTR_ERR(event);
+		c->pmu_lacks = c->error == ENOENT &&
+			       vp_is_pmu_event(desc->type) &&
+			       vp_pmu_counts_cycles(task);
 		return;
 	}
 	c->event = event;
@@ -172,6 +200,26 @@ bool vp_counter_in_error(const struct vp_counter *c)
 {
 	return c->event &&
 	       READ_ONCE(c->event->state) == PERF_EVENT_STATE_ERROR;
+}
+
+/**
+ * vp_counter_cause() - why a counter does not count
+ * @c:		the counter slot, not created or in error state
+ * @desc:	its event
+ *
+ * Return: the enum vcpuperf_cause of its creation's errno, told apart for
+ * ENOENT (an event the PMU lacks, or no PMU), or of its error state (a
+ * pinned counter without a free PMU counter).
+ */
+enum vcpuperf_cause vp_counter_cause(const struct vp_counter *c,
+				     const struct vcpuperf_event_desc *desc)
+{
+	if (c->in_error)
+		return (desc->mods & VCPUPERF_MOD_PINNED) ?
+		       VCPUPERF_CAUSE_PINNED_NO_SLOT : VCPUPERF_CAUSE_UNKNOWN;
+	if (c->pmu_lacks)
+		return VCPUPERF_CAUSE_PMU_LACKS_EVENT;
+	return vp_cause_from_errno(c->error, desc->type, desc->mods);
 }
 
 /**

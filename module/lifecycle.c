@@ -109,12 +109,7 @@ void vp_emit_unavailable(struct vp_coll *c, struct vp_target *t, u32 idx)
 	r->id = t->id;
 	r->event = idx;
 	r->error = t->counters[idx].error;
-	if (t->counters[idx].in_error)
-		r->cause = (d->mods & VCPUPERF_MOD_PINNED) ?
-			   VCPUPERF_CAUSE_PINNED_NO_SLOT :
-			   VCPUPERF_CAUSE_UNKNOWN;
-	else
-		r->cause = vp_cause_from_errno(r->error, d->type, d->mods);
+	r->cause = vp_counter_cause(&t->counters[idx], d);
 	strscpy(r->name, d->name, sizeof(r->name));
 	vp_rec_emit(c, r, VP_REC_LIFECYCLE);
 }
@@ -366,6 +361,21 @@ bool vp_sample_account(struct vp_coll *c, struct vp_target *t,
 }
 
 /*
+ * A pinned PMU counter that was never enabled although its thread ran
+ * after every counter of the target existed: perf put it in error state
+ * at its first schedule-in (no free PMU counter, and every pinned one
+ * after it too), and the thread's exit, which moves every counter to the
+ * exit state, may have hidden that before a sample saw it.
+ */
+static bool vp_pinned_never_on(const struct vp_target *t,
+			       const struct vcpuperf_count *v, u32 i)
+{
+	return (t->events[i].mods & VCPUPERF_MOD_PINNED) &&
+	       vp_is_pmu_event(t->events[i].type) && !v->enabled &&
+	       READ_ONCE(t->task->se.sum_exec_runtime) > t->runtime_at_start;
+}
+
+/*
  * Counters perf has put in error state (a pinned counter that found no
  * free PMU counter) are left out of the sample: their fields are null,
  * never a 0 that looks like a thread that did not run.  Returns the
@@ -384,7 +394,8 @@ static u32 vp_sample_drop_errors(struct vp_target *t,
 		if (!(*counting & BIT(i)))
 			continue;
 		/* Sticky: the thread's exit moves it from error to exit. */
-		if (!ctr->in_error && !vp_counter_in_error(ctr))
+		if (!ctr->in_error && !vp_counter_in_error(ctr) &&
+		    !vp_pinned_never_on(t, &s->counts[i], i))
 			continue;
 		if (!ctr->in_error)
 			newly |= BIT(i);

@@ -28,7 +28,7 @@ static void vp_status_counter(struct seq_file *m, const struct vp_counter *c,
 	u64 scaled;
 
 	if (!c->event) {
-		cause = vp_cause_from_errno(c->error, d->type, d->mods);
+		cause = vp_counter_cause(c, d);
 		seq_printf(m, "  %-24s unavailable %s (%s)\n", d->name,
 			   vp_errno_name(c->error), vp_cause_name(cause));
 		return;

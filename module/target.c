@@ -127,6 +127,7 @@ void vp_target_start(struct vp_coll *c, struct vp_target *t)
 	lockdep_assert_held(&c->lock);
 	for (i = 0; i < t->nr_events; i++)
 		vp_counter_create(&t->counters[i], &t->events[i], t->task);
+	t->runtime_at_start = READ_ONCE(t->task->se.sum_exec_runtime);
 	if (t->sr)
 		vp_selfread_set_events(t->sr, t->counters, t->nr_events);
 	vp_totals_begin(c);

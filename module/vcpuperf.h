@@ -139,12 +139,15 @@ void vp_ring_stats(struct vp_ring *ring, struct vp_ring_stats *st);
  * @error:	positive errno of the failed creation, 0 otherwise
  * @in_error:	perf put the counter in error state (a pinned counter that
  *		found no free PMU counter); reported once, then left out
+ * @pmu_lacks:	the creation failed with ENOENT while a cycles counter can
+ *		be created: the PMU exists and lacks this event
  * @last:	cumulative values at the previous read
  */
 struct vp_counter {
 	struct perf_event *event;
 	int error;
 	bool in_error;
+	bool pmu_lacks;
 	struct vcpuperf_count last;
 };
 
@@ -225,6 +228,9 @@ struct vp_group {
  * @self_pass:	pass whose self-read was asked and not yet collected, 0
  *		for none
  * @self_grid:	grid point of that pass
+ * @runtime_at_start: the thread's sum_exec_runtime once every counter
+ *		existed (a pinned counter never enabled since it ran is in
+ *		error state, even after its exit hid that state)
  *
  * Every field is protected by the collection's vp_coll.lock.
  */
@@ -250,6 +256,7 @@ struct vp_target {
 	struct vp_selfread *sr;
 	u64 self_pass;
 	u64 self_grid;
+	u64 runtime_at_start;
 };
 
 /**
@@ -480,6 +487,8 @@ bool vp_event_exited(struct perf_event *event);
 void vp_counter_release(struct vp_counter *c);
 bool vp_counter_exited(const struct vp_counter *c);
 bool vp_counter_in_error(const struct vp_counter *c);
+enum vcpuperf_cause vp_counter_cause(const struct vp_counter *c,
+				     const struct vcpuperf_event_desc *desc);
 const char *vp_counter_state(const struct vp_counter *c);
 
 /* read.c */

@@ -40,6 +40,7 @@ prefetch_kernel=$!
 if [ "${VP_MATRIX_SID:-1}" != 0 ]; then
 	scripts/sid-kernel.sh env >"$OUT/prefetch-sid.log" 2>&1 &
 fi
+scripts/arm64-bed.sh >"$OUT/prefetch-arm64.log" 2>&1 &
 
 step "build: module (W=1, sparse) and vcpuperf-cat"
 make module W=1 C=1 2>&1 | tee "$OUT/build.log"
@@ -87,6 +88,9 @@ step "VM: integration tests (Debian kernel ${KVER:-newest installed}, TCG)"
 scripts/vm-run.sh --kver "$KVER" --timeout 1800 --out "$OUT/vm" -- \
 	python3 tests/integration/run.py || step_failed "VM integration"
 
+step "arm64 bed: a real PMU and a real KVM host (make arm64-check)"
+scripts/arm64-check.sh --out "$OUT/arm64" || step_failed "arm64-check"
+
 step "bench: smoke of make bench (about a minute of VM time; no figure fails it)"
 scripts/bench.sh --smoke || step_failed "bench smoke"
 
@@ -120,7 +124,8 @@ nfail=0
 for log in "$OUT/tool.log" "$OUT/man.log" "$OUT/prom.log" "$OUT/plot.log" "$OUT/vm/console.log" "$OUT/kunit.log" \
 	"$OUT/lockdown/result.log" "$OUT/secure-boot/result.log" \
 	"$OUT/debug-vm/console.log" "$OUT/stress/console.log" \
-	"$OUT/matrix/result.log" "$OUT/install/result.log" "$OUT/fresh/result.log"; do
+	"$OUT/matrix/result.log" "$OUT/install/result.log" "$OUT/fresh/result.log" \
+	"$OUT/arm64/result.log"; do
 	line=$(result_line "$log")
 	if [ -z "$line" ]; then
 		echo "no result line in $log"

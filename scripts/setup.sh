@@ -19,18 +19,24 @@ set -eu
 
 profile=${1:-check}
 
+# The arm64 bed (scripts/arm64-bed.sh, arm64-check.sh): the emulator, the
+# cross compiler and its C library; the arm64 kernel and root are
+# downloaded into the cache (dpkg's arm64 architecture is added for that).
+ARM64_PKGS="qemu-system-arm gcc-aarch64-linux-gnu libc6-dev-arm64-cross"
 DEMO_PKGS="build-essential make gcc kmod linux-headers-amd64 linux-image-amd64
 qemu-system-x86 busybox-static cpio xz-utils procps util-linux
 python3 python3-matplotlib"
 CHECK_PKGS="$DEMO_PKGS bc flex bison libelf-dev libssl-dev linux-perf sparse
 linux-source-6.1 clang-14 libclang-rt-14-dev dkms groff-base man-db
-debootstrap curl git prometheus prometheus-node-exporter"
+debootstrap curl git prometheus prometheus-node-exporter
+$ARM64_PKGS"
 
 # Space the caches under $VCPUPERF_CACHE need when built from nothing
 # (measured: the initramfs images; the debug kernel's source and build, the
-# sid chroot, the checkpatch tree and the fresh-test Debian root).
+# sid chroot, the checkpatch tree, the fresh-test Debian root and the arm64
+# bed's kernel and root).
 DEMO_CACHE_MB=64
-CHECK_CACHE_MB=12288
+CHECK_CACHE_MB=13312
 
 case "$profile" in
 demo) PKGS=$DEMO_PKGS; cache_mb=$DEMO_CACHE_MB ;;
@@ -113,6 +119,16 @@ if [ "$(cat "$BPO_LIST" 2>/dev/null)" != "$BPO_ENTRY" ]; then
 	need_root "add $BPO_SUITE to apt's sources"
 	say "adding $BPO_SUITE from $mirror ($BPO_LIST)"
 	printf '%s\n' "$BPO_ENTRY" >"$BPO_LIST"
+	apt_update
+fi
+
+# dpkg's arm64 architecture, for apt-get download of the arm64 bed's
+# packages (never installed on this machine).
+if [ "$profile" = check ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+	need_root "add dpkg's arm64 architecture (the arm64 test bed's downloads)"
+	say "adding dpkg's arm64 architecture (for the arm64 bed's downloads)"
+	dpkg --add-architecture arm64
+	updated=""
 	apt_update
 fi
 

@@ -4,6 +4,7 @@
 #
 # Usage:
 #   scripts/vm-run.sh [--kver VER] [--kernel PATH [--modules-dir DIR]]
+#                     [--arch arm64 --root DIR --busybox FILE]
 #                     [--smp N] [--tcg-single] [--mem MB] [--timeout SEC]
 #                     [--out DIR]
 #                     [--append 'KERNEL ARGS'] [--log FILE] [--keep-cache]
@@ -25,6 +26,17 @@
 #                      (default: fresh mktemp -d; its path is printed)
 #   --append ARGS      extra kernel command line
 #   --log FILE         console log (default $OUT/console.log)
+#   --arch arm64       the arm64 bed (scripts/arm64-bed.sh): qemu-system-aarch64
+#                      -M virt,virtualization=on,gic-version=3 -cpu max
+#                      -icount shift=0, the kernel at EL2 with a real PMU
+#                      driver and KVM (VHE); --kernel and --modules-dir name
+#                      the arm64 kernel, --root the arm64 root shared as /,
+#                      --busybox its static busybox; --smp defaults to 1
+#                      (exact per-thread instruction counts: QEMU counts one
+#                      instruction stream for all emulated CPUs)
+#   --root DIR         the guest's root filesystem (default: the host's /);
+#                      the working directory is then shared on its own
+#   --busybox FILE     the initramfs's static busybox (default: the host's)
 #
 # COMMAND: with exactly one argument it is a shell script string
 # (`vm-run.sh -- 'uname -r; exit 3'`); with several arguments they are quoted
@@ -56,7 +68,10 @@ usage() {
 kver=""
 kernel=""
 moddir=""
-smp=2
+arch=x86_64
+rootdir=/
+busybox=""
+smp=""
 accel=tcg
 mem=2048
 timeout_s=600
@@ -70,6 +85,9 @@ while [ $# -gt 0 ]; do
 	--kernel) [ $# -ge 2 ] || die "$1 needs an argument"; kernel=$2; shift 2 ;;
 	--modules-dir) [ $# -ge 2 ] || die "$1 needs an argument"; moddir=$2; shift 2 ;;
 	--smp) [ $# -ge 2 ] || die "$1 needs an argument"; smp=$2; shift 2 ;;
+	--arch) [ $# -ge 2 ] || die "$1 needs an argument"; arch=$2; shift 2 ;;
+	--root) [ $# -ge 2 ] || die "$1 needs an argument"; rootdir=$2; shift 2 ;;
+	--busybox) [ $# -ge 2 ] || die "$1 needs an argument"; busybox=$2; shift 2 ;;
 	--tcg-single) accel=tcg,thread=single; shift ;;
 	--mem) [ $# -ge 2 ] || die "$1 needs an argument"; mem=$2; shift 2 ;;
 	--timeout) [ $# -ge 2 ] || die "$1 needs an argument"; timeout_s=$2; shift 2 ;;
@@ -83,7 +101,19 @@ while [ $# -gt 0 ]; do
 done
 [ $# -ge 1 ] || die "no command given (usage: $0 [options] -- COMMAND [ARGS...])"
 
+case "$arch" in
+x86_64) smp=${smp:-2} ;;
+arm64)
+	smp=${smp:-1}
+	[ -n "$kernel" ] && [ -n "$moddir" ] && [ -n "$busybox" ] && [ "$rootdir" != / ] ||
+		die "--arch arm64 needs --kernel, --modules-dir, --busybox and --root (scripts/arm64-bed.sh)"
+	[ "$accel" = tcg ] || die "--tcg-single: the arm64 bed runs one TCG thread anyway (-icount)"
+	;;
+*) die "--arch: x86_64 or arm64" ;;
+esac
 case "$smp$mem$timeout_s" in *[!0-9]*) die "--smp/--mem/--timeout need integers" ;; esac
+[ -d "$rootdir" ] || die "root '$rootdir' not found"
+rootdir=$(cd "$rootdir" && pwd)
 
 # ---------------------------------------------------------------- kernel ---
 if [ -n "$kernel" ]; then
@@ -119,16 +149,21 @@ else
 	[ -d "$moddir" ] || die "$moddir not found"
 fi
 
-command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing (run scripts/setup.sh)"
-busybox=""
-for b in /bin/busybox /usr/bin/busybox; do
-	# must be the static one (busybox-static): the initramfs has no libc
-	if [ -x "$b" ] && LC_ALL=C ldd "$b" 2>&1 | grep -q 'not a dynamic'; then
-		busybox=$b
-		break
-	fi
-done
-[ -n "$busybox" ] || die "no static busybox found (apt-get install busybox-static)"
+qemu=qemu-system-x86_64
+[ "$arch" = x86_64 ] || qemu=qemu-system-aarch64
+command -v $qemu >/dev/null || die "$qemu missing (run scripts/setup.sh)"
+if [ -n "$busybox" ]; then
+	[ -r "$busybox" ] || die "busybox '$busybox' not readable"
+else
+	for b in /bin/busybox /usr/bin/busybox; do
+		# must be the static one (busybox-static): the initramfs has no libc
+		if [ -x "$b" ] && LC_ALL=C ldd "$b" 2>&1 | grep -q 'not a dynamic'; then
+			busybox=$b
+			break
+		fi
+	done
+	[ -n "$busybox" ] || die "no static busybox found (apt-get install busybox-static)"
+fi
 
 # ------------------------------------------------------------- initramfs ---
 # Modules needed to mount a virtio-9p root.  Dependencies are resolved via
@@ -177,7 +212,7 @@ resolve_modules() {
 
 self_hash=$(sha256sum "$0" | cut -c1-16)
 tree_hash=$( {
-	echo "$kver $moddir $busybox"
+	echo "$arch $kver $moddir $busybox"
 	cat "$moddir/modules.dep" "$moddir/modules.builtin" 2>/dev/null || true
 } | sha256sum | cut -c1-16)
 cache=${VCPUPERF_CACHE:-${HOME:-/tmp}/.cache/vcpuperf}/initramfs
@@ -191,7 +226,16 @@ build_initramfs() {
 	mkdir -p "$stage/bin" "$stage/dev" "$stage/proc" "$stage/sys" \
 		"$stage/newroot" "$stage/mod" "$stage/tmp"
 	cp "$busybox" "$stage/bin/busybox"
-	for a in $("$busybox" --list); do
+	# The applets, as the busybox of this architecture lists them (its
+	# own binary cannot run on the host: the list comes from the host's
+	# busybox of the same Debian release, or the applets this script uses).
+	if [ "$arch" = x86_64 ]; then
+		applets=$("$busybox" --list)
+	else
+		applets=$(busybox --list 2>/dev/null ||
+			echo "sh mount umount insmod mkdir cat echo sleep stty chroot mv sync reboot poweroff")
+	fi
+	for a in $applets; do
 		[ "$a" = busybox ] || ln -sf busybox "$stage/bin/$a"
 	done
 	if [ "$(id -u)" -eq 0 ]; then
@@ -351,19 +395,28 @@ qesc() { printf '%s' "$1" | sed 's/,/,,/g'; }
 
 # The guest mounts fresh tmpfs on /tmp, /run and /var/tmp: a working
 # directory there (a CI clone in /tmp, say) is shared separately.
+# Another root than the host's has no working directory at all: shared
+# the same way, on a mount point made in that root.
 workfs=""
 rm -f "$out/.workdir"
-case "$PWD" in
-/tmp | /run | /var/tmp)
+case "$rootdir:$PWD" in
+/:/tmp | /:/run | /:/var/tmp)
 	log "warning: $PWD is a fresh tmpfs in the guest; starting in /tmp"
 	;;
-/tmp/* | /run/* | /var/tmp/*)
+/:/tmp/* | /:/run/* | /:/var/tmp/* | /*:/?*)
+	[ "$rootdir" = / ] || mkdir -p "$rootdir$PWD"
 	printf '%s\n' "$PWD" >"$out/.workdir"
 	workfs="local,path=$(qesc "$PWD"),mount_tag=work,security_model=none,readonly=on,multidevs=remap"
 	;;
 esac
 
-cmdline="console=ttyS0,115200 loglevel=4 panic=-1 rdinit=/init 8250.nr_uarts=1"
+if [ "$arch" = x86_64 ]; then
+	cmdline="console=ttyS0,115200 loglevel=4 panic=-1 rdinit=/init 8250.nr_uarts=1"
+	machine=(-machine pc -accel "$accel" -cpu max)
+else
+	cmdline="console=ttyAMA0 loglevel=4 panic=-1 rdinit=/init"
+	machine=(-machine virt,virtualization=on,gic-version=3 -cpu max -icount shift=0)
+fi
 # A custom kernel built with ACPI (the debug kernel: ACPI's MADT brings up
 # the second CPU) and KASAN evaluates QEMU's PCI routing method (_PRT) so
 # slowly under TCG that ACPICA's loop timeout fires and the boot stalls:
@@ -378,13 +431,13 @@ fi
 
 set +e
 timeout --foreground -k 10 "$timeout_s" \
-	qemu-system-x86_64 \
+	$qemu \
 	-nodefaults -no-user-config -display none \
-	-machine pc -accel "$accel" -cpu max -smp "$smp" -m "$mem" \
+	"${machine[@]}" -smp "$smp" -m "$mem" \
 	-kernel "$kernel" -initrd "$initrd" -append "$cmdline" \
 	-chardev "stdio,id=con,signal=on,logfile=$(qesc "$logfile")" \
 	-serial chardev:con -monitor none -no-reboot \
-	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+	-virtfs "local,path=$(qesc "$rootdir"),mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
 	-virtfs "local,path=$(qesc "$out"),mount_tag=out,security_model=none,multidevs=remap" \
 	${workfs:+-virtfs "$workfs"} \
 	</dev/null

@@ -490,24 +490,23 @@ static const struct {
 };
 
 /*
- * The event of @p that fills collector key @k: without modifiers if
- * there is one (pinning aside), else the first with the same config;
- * -1 if none.
+ * The event of @p that fills collector key @k: the first with its type
+ * and config whose thread-row key is that key too (no modifier suffix:
+ * cycles, or cycles with the guest_only keyword), so that a key means
+ * the same in the thread and the per-VM rows (instructions:G is
+ * instructions_guest in both); -1 if none.
  */
 static int vc_vm_event(const struct vc_proc *p, size_t k)
 {
-	int i, any = -1;
+	int i;
 
-	for (i = 0; i < (int)p->nr_events; i++) {
-		if (p->ev[i].type != vc_vm_keys[k].type ||
-		    p->ev[i].config != vc_vm_keys[k].config)
-			continue;
-		if (!(p->ev[i].mods & ~VCPUPERF_MOD_PINNED))
+	for (i = 0; i < (int)p->nr_events; i++)
+		if (p->ev[i].type == vc_vm_keys[k].type &&
+		    p->ev[i].config == vc_vm_keys[k].config &&
+		    !vc_mod_suffix(&p->ev[i],
+				   strnlen(p->ev[i].name, VCPUPERF_NAME_LEN)))
 			return i;
-		if (any < 0)
-			any = i;
-	}
-	return any;
+	return -1;
 }
 
 /* The per-VM row's keys before the events'. */

@@ -200,7 +200,7 @@ enum vcpuperf_target_kind {
 /* Why a counter is not counting (vcpuperf_unavailable.cause). */
 enum vcpuperf_cause {
 	VCPUPERF_CAUSE_UNKNOWN = 0,
-	VCPUPERF_CAUSE_NO_PMU,		/* ENOENT: no PMU event (VM without PMU) */
+	VCPUPERF_CAUSE_NO_PMU,		/* ENOENT: no hardware PMU counts here */
 	VCPUPERF_CAUSE_NOT_SUPPORTED,	/* EOPNOTSUPP: PMU lacks event/modifier */
 	VCPUPERF_CAUSE_MEDIATED_PMU,	/* EOPNOTSUPP: guest vPMU owns the PMU */
 	VCPUPERF_CAUSE_ACCESS,		/* EACCES/EPERM: LSM or capability */
@@ -210,6 +210,7 @@ enum vcpuperf_cause {
 	VCPUPERF_CAUSE_NO_MEMORY,	/* ENOMEM */
 	VCPUPERF_CAUSE_NEVER_COUNTED,	/* no_counters: ran, never on PMU */
 	VCPUPERF_CAUSE_PINNED_NO_SLOT,	/* pinned counter found no PMU slot */
+	VCPUPERF_CAUSE_PMU_LACKS_EVENT,	/* ENOENT: the PMU has no such event */
 	VCPUPERF_CAUSE_MAX,
 };
 

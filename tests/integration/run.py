@@ -17,14 +17,12 @@ import struct
 import subprocess
 import sys
 import time
-import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from vptest import (Cat, TestFailure, TestSkip, Workload, check,  # noqa: E402
-                    control,
-                    dev_control, dmesg_clean_since, dmesg_mark,
-                    kmemleak_clean, load, open_errno, read_file, sh, unload,
-                    run_workload, within, by_tid, delta, DEBUGFS, DEVICE,
+from vptest import (Cat, TestFailure, Workload, check,  # noqa: E402
+                    control, dev_control, dmesg_clean_since, dmesg_mark,
+                    load, open_errno, read_file, sh, unload, run_workload,
+                    run_tests, within, by_tid, delta, DEBUGFS, DEVICE,
                     MODULE, CAT)
 
 MS = 1000000
@@ -891,43 +889,7 @@ def rmmod_with_device_open():
 
 def main(argv):
     names = set(argv[1:])
-    todo = [t for t in TESTS if not names or t.__name__ in names]
-    mark = dmesg_mark()
-    passed = failed = 0
-    skipped = []
-    for t in todo:
-        start = time.time()
-        try:
-            t()
-            passed += 1
-            print("ok - %s (%.1fs)" % (t.__name__, time.time() - start),
-                  flush=True)
-        except TestSkip as e:
-            skipped.append(t.__name__)
-            print("skip - %s: %s" % (t.__name__, e), flush=True)
-        except Exception as e:
-            failed += 1
-            print("not ok - %s: %s" % (t.__name__, e), flush=True)
-            if not isinstance(e, TestFailure):
-                traceback.print_exc()
-            if os.path.isdir(DEBUGFS):
-                print(read_file("status"))
-    try:
-        unload()
-        dmesg_clean_since(mark)
-        leak = kmemleak_clean() if os.environ.get("VP_KMEMLEAK") else None
-        passed += 1
-        print("ok - kernel log clean after all tests%s" %
-              (", kmemleak found nothing" if leak else ""), flush=True)
-    except Exception as e:
-        failed += 1
-        print("not ok - kernel log: %s" % e, flush=True)
-    if skipped:
-        print("%d passed, %d failed, %d skipped (%s)" %
-              (passed, failed, len(skipped), ", ".join(skipped)))
-    else:
-        print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return run_tests([t for t in TESTS if not names or t.__name__ in names])
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ import time
 
 REPO = os.getcwd()
 MODULE = os.environ.get("VP_MODULE", os.path.join(REPO, "vcpuperf.ko"))
-CAT = os.path.join(REPO, "tools", "vcpuperf-cat")
+CAT = os.environ.get("VP_CAT", os.path.join(REPO, "tools", "vcpuperf-cat"))
 WORKLOAD = os.path.join(REPO, "tests", "workload", "workload")
 DEBUGFS = "/sys/kernel/debug/vcpuperf"
 DEVICE = "/dev/vcpuperf"
@@ -362,6 +362,51 @@ def run_checks(checks, log_clean=True):
         except Exception as e:
             failed += 1
             print("not ok - kernel log: %s" % e, flush=True)
+    if skipped:
+        print("%d passed, %d failed, %d skipped (%s)" %
+              (passed, failed, len(skipped), ", ".join(skipped)))
+    else:
+        print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+def run_tests(tests):
+    """Run registered tests (functions) in order, printing 'ok - NAME',
+    'skip - NAME: why' or 'not ok - NAME: why' (and the status file after
+    a failure), then a last check that unloading leaves a clean kernel
+    log (and, with VP_KMEMLEAK, no kmemleak report), and the closing
+    'N passed, N failed' line.  Returns the exit status."""
+    import traceback
+    mark = dmesg_mark()
+    passed = failed = 0
+    skipped = []
+    for t in tests:
+        start = time.time()
+        try:
+            t()
+            passed += 1
+            print("ok - %s (%.1fs)" % (t.__name__, time.time() - start),
+                  flush=True)
+        except TestSkip as e:
+            skipped.append(t.__name__)
+            print("skip - %s: %s" % (t.__name__, e), flush=True)
+        except Exception as e:
+            failed += 1
+            print("not ok - %s: %s" % (t.__name__, e), flush=True)
+            if not isinstance(e, TestFailure):
+                traceback.print_exc()
+            if os.path.isdir(DEBUGFS):
+                print(read_file("status"))
+    try:
+        unload()
+        dmesg_clean_since(mark)
+        leak = kmemleak_clean() if os.environ.get("VP_KMEMLEAK") else None
+        passed += 1
+        print("ok - kernel log clean after all tests%s" %
+              (", kmemleak found nothing" if leak else ""), flush=True)
+    except Exception as e:
+        failed += 1
+        print("not ok - kernel log: %s" % e, flush=True)
     if skipped:
         print("%d passed, %d failed, %d skipped (%s)" %
               (passed, failed, len(skipped), ", ".join(skipped)))

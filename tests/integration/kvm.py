@@ -1,0 +1,652 @@
+#!/usr/bin/python3
+"""vcpuperf on a real PMU and a real KVM host: the arm64 bed
+(scripts/arm64-check.sh boots Debian's arm64 kernel at EL2 under
+qemu-system-aarch64 -icount shift=0, with the armv8_pmuv3 driver and KVM in
+VHE mode).  Run as root inside that VM from the repository root, with
+VP_MODULE, VP_CAT and VP_VMM naming the arm64 builds.
+Usage: kvm.py [TEST_NAME...] | kvm.py --all-but TEST_NAME...
+
+The truth is the guest's: tests/vmm/vpvmm runs vCPU threads ('CPU <n>/KVM')
+whose guest code retires a number of instructions known exactly, in guest
+kernel mode (EL1) and guest user mode (EL0) apart, with halted phases (WFI:
+the thread blocks in KVM) and host-side pauses.  With one emulated CPU,
+QEMU's instruction counter is exact per thread (the boot runs -smp 1; the
+self-read test, which needs a second CPU, says what changes there)."""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from vptest import (Cat, TestFailure, check, load, unload, sh,  # noqa: E402
+                    dmesg_mark, dmesg_clean_since, read_file, run_tests,
+                    REPO, OUT)
+
+VMM = os.environ.get("VP_VMM", os.path.join(REPO, "tests", "vmm", "vpvmm"))
+GUEST_DIR = os.environ.get("VP_GUEST_DIR", "")
+MS = 1000000
+UUID = "5e3c2a4f-8a7b-4c1d-9e0f-112233445566"
+
+TESTS = []
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+class Vmm:
+    """tests/vmm/vpvmm: a KVM VM whose vCPUs retire known instructions."""
+
+    def __init__(self, name, phases, vcpus=2, io_ms=0, hold=False):
+        self.ready = os.path.join(OUT, name + ".vmm-ready.json")
+        self.report_path = os.path.join(OUT, name + ".vmm-report.json")
+        self.done = os.path.join(OUT, name + ".vmm-done")
+        for p in (self.ready, self.report_path, self.done):
+            if os.path.exists(p):
+                os.unlink(p)
+        args = [VMM, "-name", "guest=%s,debug-threads=on" % name,
+                "-uuid", UUID, "--vcpus", str(vcpus), "--wait-go",
+                "--ready", self.ready, "--report", self.report_path,
+                "--done", self.done]
+        for ph in phases:
+            args += ["--phases", ph]
+        if io_ms:
+            args += ["--io-ms", str(io_ms)]
+        if hold:
+            args.append("--hold")
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True)
+        deadline = time.time() + 60
+        while not os.path.exists(self.ready):
+            if self.proc.poll() is not None:
+                raise TestFailure("vpvmm died: %s" % self.proc.stdout.read())
+            check(time.time() < deadline, "vpvmm never got ready")
+            time.sleep(0.02)
+        with open(self.ready) as f:
+            info = json.load(f)
+        self.pid = info["pid"]
+        self.tids = info["tids"]
+        self.emulator_tids = info["emulator_tids"]
+
+    def go(self):
+        os.kill(self.pid, signal.SIGUSR1)
+
+    def wait_done(self, timeout=300):
+        deadline = time.time() + timeout
+        while not os.path.exists(self.done):
+            check(self.proc.poll() is None,
+                  "vpvmm died: %s" % self.proc.stdout.read())
+            check(time.time() < deadline, "vpvmm not done in %d s" % timeout)
+            time.sleep(0.05)
+
+    def wait(self, timeout=300):
+        """Wait for the end (without --hold); returns the report."""
+        try:
+            rc = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            raise TestFailure("vpvmm did not end in %d s" % timeout)
+        check(rc == 0, "vpvmm exited %d: %s" % (rc, self.proc.stdout.read()))
+        return self.report()
+
+    def end(self, timeout=60):
+        """SIGTERM a --hold VMM; returns the report."""
+        self.proc.send_signal(signal.SIGTERM)
+        return self.wait(timeout)
+
+    def report(self):
+        with open(self.report_path) as f:
+            return json.load(f)
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def vcpu_rows(rows, tid):
+    return [r for r in rows if r.get("tid") == tid]
+
+
+def total(rows, key):
+    """Sum of @key over @rows, failing on a null (a counter that did not
+    count where the test needs every interval)."""
+    vals = [r[key] for r in rows]
+    check(None not in vals, "%s is null in %d of %d rows" %
+          (key, vals.count(None), len(vals)))
+    return sum(vals)
+
+
+def finals(cat):
+    """{tid: perf_task_exited final counts} of a collection."""
+    return {e["tid"]: e["final"] for e in cat.events("perf_task_exited")}
+
+
+def record(name, vmm, events, *args, interval="50ms"):
+    """vcpuperf-cat --qemu on @vmm, started and waited for."""
+    c = Cat(name, "--qemu", str(vmm.pid), "--events", events,
+            "--interval", interval, "-q", *args)
+    c.wait_started(len(vmm.tids))
+    return c
+
+
+def finish(vmm, cats, settle=0.3):
+    """Let @vmm run its phases to the end, then stop every collection."""
+    try:
+        vmm.go()
+        rep = vmm.wait()
+        time.sleep(settle)
+    finally:
+        vmm.kill()
+        for c in cats:
+            rc = c.stop()
+            check(rc == 0, "vcpuperf-cat exit %d: %s" % (rc, c.stderr))
+    return rep
+
+
+def rows_within(rows, start_ns, end_ns, margin_ns):
+    """Rows whose whole interval lies in [start + margin, end - margin]."""
+    return [r for r in rows if r["dt_ns"] is not None and
+            r["t_mono_ns"] - r["dt_ns"] >= start_ns + margin_ns and
+            r["t_mono_ns"] <= end_ns - margin_ns]
+
+
+# Two vCPUs with every kind of phase, and an emulator thread.
+PHASES = ["loop:40000000,halt:400,user:15000000,pause:250,loop:5000000",
+          "user:10000000,loop:25000000,halt:300,loop:1"]
+
+
+def check_halts(rep, rows, key):
+    """Rows inside a halt or pause of a vCPU: the thread is blocked (in
+    KVM, or asleep in user space): nothing counted, ran false."""
+    seen = 0
+    for v in rep["vcpus"]:
+        trows = vcpu_rows(rows, v["tid"])
+        for ph in v["phases"]:
+            if ph["kind"] not in ("halt", "pause"):
+                continue
+            inside = rows_within(trows, ph["start_ns"], ph["end_ns"],
+                                 10 * MS)
+            for r in inside:
+                check(r[key] == 0 and r["ran"] is False,
+                      "vCPU %d %s %d ms: a row inside has %s %s, ran %s" %
+                      (v["vcpu"], ph["kind"], ph["arg"], key, r[key],
+                       r["ran"]))
+            seen += len(inside)
+    check(seen >= 4, "only %d rows fell inside halts and pauses" % seen)
+    return seen
+
+
+@test
+def guest_instructions_exact():
+    """instructions:G per vCPU thread and per VM equal the guest's own
+    count exactly (rows summed and the exit totals), in every read mode;
+    instructions:G + instructions:H == instructions; halted and paused
+    vCPUs count nothing; emulator threads count no guest instruction."""
+    load()
+    for mode in ("direct", "kick", "lazy"):
+        vmm = Vmm("exact-" + mode, PHASES, io_ms=4)
+        c = record("exact-" + mode, vmm,
+                   "instructions:G,instructions:H,instructions",
+                   "--per-vm", "--emulator-threads", "--read", mode)
+        rep = finish(vmm, [c])
+        rows = c.rows()
+        fin = finals(c)
+        check(not any(r["multiplexed"] for r in rows),
+              "multiplexed rows: 6 counters per thread fit 7")
+        truth_vm = 0
+        for v in rep["vcpus"]:
+            trows = vcpu_rows(rows, v["tid"])
+            got = total(trows, "instructions_guest")
+            check(got == v["guest_instructions"],
+                  "%s vCPU %d: instructions:G rows sum to %d, the guest "
+                  "retired %d" % (mode, v["vcpu"], got,
+                                  v["guest_instructions"]))
+            f = fin.get(v["tid"])
+            check(f and f["instructions:G"] == v["guest_instructions"],
+                  "%s vCPU %d: exit total %s, the guest retired %d" %
+                  (mode, v["vcpu"], f, v["guest_instructions"]))
+            check(f["instructions:G"] + f["instructions:H"] ==
+                  f["instructions"], "%s vCPU %d: G %d + H %d != %d" %
+                  (mode, v["vcpu"], f["instructions:G"],
+                   f["instructions:H"], f["instructions"]))
+            check(all(r["vm"] == "exact-" + mode and r["uuid"] == UUID and
+                      r["role"] == "vcpu" for r in trows),
+                  "vCPU rows without the VM identity")
+            truth_vm += v["guest_instructions"]
+        vm_rows = [r for r in rows if r["role"] == "vm"]
+        got_vm = total(vm_rows, "instructions_guest")
+        check(got_vm == truth_vm, "%s: per-VM instructions:G %d, the "
+              "guest retired %d" % (mode, got_vm, truth_vm))
+        halted = check_halts(rep, rows, "instructions_guest")
+        emu = [r for r in rows if r["role"] == "emulator"]
+        check({r["tid"] for r in emu} == set(vmm.emulator_tids),
+              "emulator rows for %s, threads %s" %
+              (sorted({r["tid"] for r in emu}), vmm.emulator_tids))
+        check(all(r["instructions_guest"] == 0 for r in emu),
+              "an emulator thread counted guest instructions")
+        io = rep["io_tid"]
+        check(total(vcpu_rows(emu, io), "instructions_host") > 0,
+              "the I/O thread counted no host instructions")
+        print("  %s: vCPU %s, VM %d = guest truth; %d rows in halts and "
+              "pauses all 0" %
+              (mode, ", ".join("%d %d" % (v["vcpu"], v["guest_instructions"])
+                               for v in rep["vcpus"]), truth_vm, halted),
+              flush=True)
+    unload()
+
+
+# Each modifier on a VHE host: which exception levels, guest and host,
+# each one counts (measured: vcpuperf(4) carries the table).  Host EL0 is
+# the VMM's user space, host EL2 the host kernel (KVM included), guest
+# EL1 and EL0 the vpvmm guest's kernel and user mode.
+@test
+def modifiers_on_vhe_host():
+    """u, k, G, H and their combinations on a vCPU thread against the
+    guest's EL1/EL0 truth and against each other (two runs of at most 7
+    counters: no multiplexing)."""
+    load()
+    phases = ["user:7000000,loop:13000000,halt:200,user:3,loop:1"]
+    runs = {}
+    for name, events in (
+            ("a", "instructions:G,instructions:Gu,instructions:Gk,"
+                  "instructions:H,instructions:Hu,instructions:Hk"),
+            ("b", "instructions,instructions:u,instructions:k,"
+                  "instructions:G,instructions:H,cycles,cycles:G")):
+        vmm = Vmm("mods-" + name, phases, vcpus=1)
+        c = record("mods-" + name, vmm, events)
+        rep = finish(vmm, [c])
+        v = rep["vcpus"][0]
+        f = finals(c)[v["tid"]]
+        check(not any(r["multiplexed"] for r in c.rows()), "multiplexed")
+        runs[name] = (v, f)
+    v, a = runs["a"]
+    el1, el0 = v["guest_el1"], v["guest_el0"]
+    check(el0 > 0 and el1 > 0, "the guest ran at EL1 and EL0")
+    check(a["instructions:G"] == el1 + el0, "G %d, guest %d" %
+          (a["instructions:G"], el1 + el0))
+    check(a["instructions:Gu"] == el0, "Gu %d, guest EL0 %d" %
+          (a["instructions:Gu"], el0))
+    check(a["instructions:Gk"] == el1, "Gk %d, guest EL1 %d" %
+          (a["instructions:Gk"], el1))
+    check(a["instructions:Hu"] + a["instructions:Hk"] == a["instructions:H"],
+          "Hu %d + Hk %d != H %d" % (a["instructions:Hu"],
+                                     a["instructions:Hk"],
+                                     a["instructions:H"]))
+    check(a["instructions:Hu"] > 0 and a["instructions:Hk"] > 0,
+          "the host ran in user and kernel mode")
+    v, b = runs["b"]
+    el1, el0 = v["guest_el1"], v["guest_el0"]
+    check(b["instructions:G"] == el1 + el0, "run b: G %d, guest %d" %
+          (b["instructions:G"], el1 + el0))
+    check(b["instructions"] == b["instructions:G"] + b["instructions:H"],
+          "plain %d != G %d + H %d" % (b["instructions"],
+                                       b["instructions:G"],
+                                       b["instructions:H"]))
+    check(b["instructions"] == b["instructions:u"] + b["instructions:k"],
+          "plain %d != u %d + k %d" % (b["instructions"],
+                                       b["instructions:u"],
+                                       b["instructions:k"]))
+    # u counts guest EL0 and host EL0; k guest EL1 and the host kernel.
+    host_u = b["instructions:u"] - el0
+    host_k = b["instructions:k"] - el1
+    check(0 < host_u < b["instructions:H"] and
+          0 < host_k < b["instructions:H"] and
+          host_u + host_k == b["instructions:H"],
+          "u - guest EL0 = %d and k - guest EL1 = %d do not split H %d" %
+          (host_u, host_k, b["instructions:H"]))
+    # -icount shift=0: one instruction per cycle of the 1 GHz clock.
+    check(b["cycles"] == b["instructions"] and
+          b["cycles:G"] == b["instructions:G"],
+          "cycles %d/%d vs instructions %d/%d" %
+          (b["cycles"], b["cycles:G"], b["instructions"],
+           b["instructions:G"]))
+    print("  guest EL1 %d, EL0 %d: G %d, Gu %d, Gk %d exact; u = guest "
+          "EL0 + host EL0 %d, k = guest EL1 + host EL2 %d, H = host %d "
+          "(Hu %d, Hk %d in run a)" %
+          (el1, el0, b["instructions:G"], a["instructions:Gu"],
+           a["instructions:Gk"], host_u, host_k, b["instructions:H"],
+           a["instructions:Hu"], a["instructions:Hk"]), flush=True)
+    unload()
+
+
+@test
+def unimplemented_events_say_so():
+    """Events QEMU's PMU does not implement (branches, cache misses, a
+    cache event) are perf_unavailable, ENOENT, cause pmu_lacks_event (not
+    'no PMU'), null in every row, while cycles, instructions:G and a
+    software event count."""
+    load()
+    vmm = Vmm("unimpl", ["loop:1000000"], vcpus=1)
+    c = record("unimpl", vmm, "cycles,instructions:G,branches,cache-misses,"
+               "L1-dcache-load-misses,page-faults")
+    rep = finish(vmm, [c])
+    v = rep["vcpus"][0]
+    un = {e["counter"]: e for e in c.events("perf_unavailable")}
+    check(set(un) == {"branches", "cache-misses", "L1-dcache-load-misses"},
+          "unavailable: %s" % sorted(un))
+    for name, e in un.items():
+        check(e["errno"] == "ENOENT" and e["reason"] == "pmu_lacks_event",
+              "%s: %s %s" % (name, e["errno"], e["reason"]))
+    rows = vcpu_rows(c.rows(), v["tid"])
+    for key in ("branches", "cache_misses", "L1_dcache_load_misses"):
+        check(all(r[key] is None for r in rows), "%s not null" % key)
+    got = total(rows, "instructions_guest")
+    check(got == v["guest_instructions"], "instructions:G %d, guest %d" %
+          (got, v["guest_instructions"]))
+    check(total(rows, "cycles") > got, "cycles did not count")
+    unload()
+
+
+@test
+def several_collections_one_killed():
+    """Three collections on the same VM (one SIGKILLed mid-run): the
+    survivors' instructions:G per vCPU and per VM stay exact; the killed
+    one leaves status and nothing samples for it."""
+    load()
+    vmm = Vmm("three", ["loop:30000000,pause:600,loop:30000000"])
+    # At most 7 counters per vCPU thread: 2 + 2 process counters, 1, 1.
+    cats = [record("three-%d" % i, vmm,
+                   "instructions:G,cycles:G" if i == 0 else "instructions:G",
+                   *(["--per-vm"] if i == 0 else []),
+                   interval=("30ms", "50ms", "70ms")[i]) for i in range(3)]
+    vmm.go()
+    time.sleep(0.3)
+    cats[2].proc.kill()
+    cats[2].wait()
+    st = read_file("status")
+    check(st.count("\ncollection ") == 3,
+          "status after the kill:\n" + st[:2000])
+    rep = vmm.wait()
+    time.sleep(0.3)
+    for c in cats[:2]:
+        rc = c.stop()
+        check(rc == 0, "vcpuperf-cat exit %d: %s" % (rc, c.stderr))
+    truth = 0
+    for v in rep["vcpus"]:
+        truth += v["guest_instructions"]
+        for c in cats[:2]:
+            got = total(vcpu_rows(c.rows(), v["tid"]), "instructions_guest")
+            check(got == v["guest_instructions"],
+                  "%s vCPU %d: %d, guest %d" % (c.rows_path, v["vcpu"], got,
+                                                v["guest_instructions"]))
+    vm_rows = [r for r in cats[0].rows() if r["role"] == "vm"]
+    got = total(vm_rows, "instructions_guest")
+    check(got == truth, "per-VM %d, guest %d" % (got, truth))
+    unload()
+
+
+def raw_estimate(rows, tid, event):
+    """The whole run's estimate of @event from its cumulative raw value,
+    enabled and running (--raw): value x enabled / running."""
+    last = [r for r in rows if r.get("tid") == tid and r.get("raw")][-1]
+    raw = last["raw"][event]
+    return raw["value"] * raw["enabled"] / raw["running"]
+
+
+@test
+def multiplexing_against_truth():
+    """Nine hardware events on seven counters: rows multiplexed with
+    perf_multiplexed and its running ratio; each interval's scaled
+    instructions:G against a pinned instructions:G (itself exact over the
+    run); the whole run's estimate (raw value x enabled / running) within
+    2% of the guest's count."""
+    load()
+    vmm = Vmm("mux", ["loop:400000000", "loop:300000000"])
+    flex = ["instructions:G", "instructions", "instructions:H",
+            "instructions:u", "instructions:k", "cycles", "cycles:G",
+            "cycles:H"]
+    c = record("mux", vmm, ",".join(["instructions:GD"] + flex), "--raw",
+               interval="100ms")
+    rep = finish(vmm, [c])
+    rows = c.rows()
+    mux = c.events("perf_multiplexed")
+    check(mux, "no perf_multiplexed")
+    errs = []
+    for v in rep["vcpus"]:
+        trows = vcpu_rows(rows, v["tid"])
+        ref = total(trows, "instructions_D_guest")
+        check(ref == v["guest_instructions"],
+              "pinned instructions:G %d, guest %d" %
+              (ref, v["guest_instructions"]))
+        ran = [r for r in trows if r["ran"]]
+        check(any(r["multiplexed"] for r in ran), "no multiplexed row")
+        m = [e for e in mux if e["tid"] == v["tid"]]
+        check(len(m) == 1 and 0 < m[0]["min_running_ratio"] < 1,
+              "perf_multiplexed of vCPU %d: %s" % (v["vcpu"], m))
+        for r in ran:
+            if r["instructions_guest"] is None or \
+                    r["instructions_D_guest"] < 10 * MS:
+                continue
+            errs.append(r["instructions_guest"] /
+                        r["instructions_D_guest"] - 1)
+        est = raw_estimate(rows, v["tid"], "instructions:G")
+        err = est / v["guest_instructions"] - 1
+        check(abs(err) <= 0.02, "vCPU %d: whole-run estimate %.0f, guest "
+              "%d (%+.2f%%)" % (v["vcpu"], est, v["guest_instructions"],
+                                100 * err))
+        print("  vCPU %d: guest %d, pinned %d, estimate %+.3f%%, rows sum "
+              "%+.2f%%" % (v["vcpu"], v["guest_instructions"], ref,
+                           100 * err,
+                           100 * (sum(r["instructions_guest"] or 0
+                                      for r in trows) /
+                                  v["guest_instructions"] - 1)), flush=True)
+    check(len(errs) >= 5, "only %d intervals to compare" % len(errs))
+    errs.sort(key=abs)
+    print("  per interval (%d): scaled instructions:G vs pinned, median "
+          "|error| %.2f%%, max %.2f%%" %
+          (len(errs), 100 * abs(errs[len(errs) // 2]), 100 * abs(errs[-1])),
+          flush=True)
+    check(abs(errs[len(errs) // 2]) <= 0.05,
+          "median per-interval error %.2f%%" % (100 * errs[len(errs) // 2]))
+    unload()
+
+
+@test
+def pinned_beyond_counters():
+    """Eight pinned events where six general counters and the cycle
+    counter exist: the first six (instructions) count unmultiplexed and
+    exactly; the seventh finds no counter, and perf then schedules no
+    pinned event after it either: both are perf_unavailable
+    pinned_no_slot and null, even though the thread exited before a pass
+    saw their error state."""
+    load()
+    vmm = Vmm("pinned", ["user:3000000,loop:2000000"], vcpus=1)
+    events = ["instructions:GD", "instructions:GuD", "instructions:GkD",
+              "instructions:D", "instructions:HD", "instructions:uD",
+              "instructions:kD", "cycles:GD"]
+    c = record("pinned", vmm, ",".join(events))
+    rep = finish(vmm, [c])
+    v = rep["vcpus"][0]
+    un = {e["counter"]: e["reason"] for e in c.events("perf_unavailable")}
+    check(un == {e: "pinned_no_slot" for e in events[6:]},
+          "unavailable: %s" % un)
+    rows = vcpu_rows(c.rows(), v["tid"])
+    check(not any(r["multiplexed"] for r in rows), "multiplexed")
+    check(all(r["instructions_kD"] is None and r["cycles_D_guest"] is None
+              for r in rows), "a counter in error state is not null")
+    f = finals(c)[v["tid"]]
+    check(f["instructions:kD"] is None and f["cycles:GD"] is None,
+          "counters in error state have final counts: %s" % f)
+    for name, want in (("instructions:GD", v["guest_instructions"]),
+                       ("instructions:GuD", v["guest_el0"]),
+                       ("instructions:GkD", v["guest_el1"])):
+        check(f[name] == want, "%s %d, guest %d" % (name, f[name], want))
+    check(f["instructions:D"] == f["instructions:GD"] + f["instructions:HD"],
+          "pinned plain != G + H")
+    unload()
+
+
+@test
+def rmmod_with_collections_on_running_vcpus():
+    """rmmod while two collections sample running vCPUs: both get their
+    final rows and perf_detached (unload), the VM runs on to its end, the
+    kernel log stays clean."""
+    mark = dmesg_mark()
+    load()
+    vmm = Vmm("rmmod", ["loop:300000000"])
+    cats = [record("rmmod-%d" % i, vmm, "instructions:G,cycles",
+                   interval="20ms") for i in range(2)]
+    vmm.go()
+    time.sleep(0.3)
+    t0 = time.time()
+    unload()
+    took = time.time() - t0
+    for c in cats:
+        rc = c.wait(60)
+        check(rc == 0, "vcpuperf-cat exit %d: %s" % (rc, c.stderr))
+        det = c.events("perf_detached")
+        check(len(det) == 2 and all(e["reason"] == "unload" for e in det),
+              "perf_detached: %s" % det)
+        check(c.events("perf_finished"), "no perf_finished")
+    rep = vmm.wait()
+    check(all(v["finished"] for v in rep["vcpus"]), "the VM did not finish")
+    dmesg_clean_since(mark)
+    print("  rmmod took %.2f s with 2 collections on 2 running vCPUs" % took,
+          flush=True)
+
+
+def status_reads():
+    """{'self': N, 'kicks': N, 'direct': N} of every collection together,
+    from the status file."""
+    out = {"self": 0, "kicks": 0, "direct": 0}
+    for m in re.finditer(r"read: \S+(?: \([^)]*\))?; (\d+) direct \(not on "
+                         r"a CPU\), (\d+) by the thread itself \((\d+) "
+                         r"kicks", read_file("status")):
+        out["direct"] += int(m.group(1))
+        out["self"] += int(m.group(2))
+        out["kicks"] += int(m.group(3))
+    return out
+
+
+def perf_stat_start(tid, events, path):
+    """perf stat (Debian's, from the bed's root) counting @events on
+    thread @tid until SIGINT: an oracle that shares nothing with
+    vcpuperf but the kernel's perf core."""
+    return subprocess.Popen(["perf", "stat", "-x", ",", "-e", events,
+                             "-t", str(tid), "-o", path],
+                            stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+
+
+def perf_stat_read(proc, path):
+    """Stop perf stat; {event: count} from its CSV output."""
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=60)
+    out = {}
+    with open(path) as f:
+        for line in f:
+            fields = line.strip().split(",")
+            if len(fields) > 2 and fields[0].isdigit():
+                out[fields[2]] = int(fields[0])
+    return out
+
+
+def pin_sampler(cat_pid, cpus):
+    """Pin the sampling kthread ('vcpuperf/N') of the collection owned by
+    @cat_pid to @cpus; returns its pid."""
+    m = re.search(r"collection (\d+): /dev/vcpuperf, owner pid %d " % cat_pid,
+                  read_file("status"))
+    check(m, "no collection of pid %d in status" % cat_pid)
+    want = "vcpuperf/%s" % m.group(1)
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/comm" % pid) as f:
+                comm = f.read().strip()
+        except OSError:
+            continue
+        if comm == want:
+            os.sched_setaffinity(int(pid), cpus)
+            return int(pid)
+    raise TestFailure("no kernel thread %s" % want)
+
+
+@test
+def vcpus_read_themselves():
+    """On two CPUs (the vCPU on the other one than the sampler), in kick
+    and lazy modes the vCPU thread reads its own counters in KVM's run
+    loop between two guest entries (the VMM saw no exit during the phase,
+    status counts the self-reads), and its rows add up exactly to the
+    final count at its exit and to perf stat's count of the same
+    thread."""
+    if (os.cpu_count() or 1) < 2:
+        raise TestFailure("needs the two-CPU boot of arm64-check.sh")
+    load()
+    os.sched_setaffinity(0, {0})
+    for mode in ("kick", "lazy"):
+        vmm = Vmm("self-" + mode, ["loop:500000000"], vcpus=1)
+        tid = vmm.tids[0]
+        os.sched_setaffinity(tid, {1})
+        stat_path = os.path.join(OUT, "self-%s.perf-stat.csv" % mode)
+        ps = perf_stat_start(tid, "instructions:G", stat_path)
+        c = Cat("self-" + mode, "--qemu", str(vmm.pid), "--events",
+                "instructions:G,instructions,cycles:G", "--interval",
+                "20ms", "--read", mode, "-q")
+        c.wait_started(1)
+        # The vCPU on CPU 1, the sampler elsewhere: a pass finds it on a
+        # CPU (on the same CPU it would only find it preempted).
+        pin_sampler(c.proc.pid, {0})
+        time.sleep(0.5)     # perf stat attached too
+        before = status_reads()
+        vmm.go()
+        vmm.wait_done()
+        during = status_reads()
+        rep = vmm.wait()
+        time.sleep(0.2)
+        rc = c.stop()
+        check(rc == 0, "vcpuperf-cat exit %d: %s" % (rc, c.stderr))
+        perf = perf_stat_read(ps, stat_path)
+        v = rep["vcpus"][0]
+        ph = v["phases"][0]
+        secs = (ph["end_ns"] - ph["start_ns"]) / 1e9
+        check(ph["intr_exits"] == 0 and v["mmio_exits"] == 2,
+              "the vCPU left KVM_RUN during its loop: %s" % v)
+        selfreads = during["self"] - before["self"]
+        check(selfreads >= 0.25 * secs / 0.02,
+              "%s: %d self-reads in %.2f s of guest execution at 20 ms" %
+              (mode, selfreads, secs))
+        check((during["kicks"] > before["kicks"]) == (mode == "kick"),
+              "%s: kicks %d -> %d" % (mode, before["kicks"],
+                                      during["kicks"]))
+        rows = vcpu_rows(c.rows(), tid)
+        got = total(rows, "instructions_guest")
+        fin = finals(c)[tid]["instructions:G"]
+        check(got == fin, "%s: rows sum to %d, the final count is %d" %
+              (mode, got, fin))
+        check(perf.get("instructions:G") == fin,
+              "%s: perf stat counted %s, vcpuperf %d" %
+              (mode, perf.get("instructions:G"), fin))
+        # QEMU's -icount counter is one instruction stream for both
+        # emulated CPUs: the other CPU's instructions while this one's
+        # counter runs are counted too (vcpuperf and perf stat alike).
+        check(got >= v["guest_instructions"],
+              "%s: instructions:G %d below the guest's %d" %
+              (mode, got, v["guest_instructions"]))
+        print("  %s: %d self-reads (%d kicks) in %.2f s of guest execution; "
+              "rows %d = final %d = perf stat %d; guest %d (+%d: QEMU's "
+              "shared instruction counter)" %
+              (mode, selfreads, during["kicks"] - before["kicks"], secs, got,
+               fin, perf["instructions:G"], v["guest_instructions"],
+               got - v["guest_instructions"]), flush=True)
+    unload()
+
+
+def main(argv):
+    """kvm.py [NAME...] runs those tests (default: all); kvm.py --all-but
+    NAME... all others."""
+    names = set(argv[1:])
+    if argv[1:2] == ["--all-but"]:
+        names.discard("--all-but")
+        return run_tests([t for t in TESTS if t.__name__ not in names])
+    return run_tests([t for t in TESTS if not names or t.__name__ in names])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
