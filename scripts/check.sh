@@ -14,9 +14,11 @@ rm -rf "$OUT"
 mkdir -p "$OUT"
 fail=0
 
+# Each step's heading says when it began (seconds since the start), so
+# that a run's log shows where its time goes.
 step() {
 	echo
-	echo "==== $*"
+	echo "==== [${SECONDS} s] $*"
 }
 
 # step_failed NAME: a step's command exited non-zero.  Its name is kept
