@@ -9,14 +9,16 @@
 # -cpu max -icount shift=0: the armv8_pmuv3 driver with 7 counters and KVM
 # in VHE mode, under emulation on this x86 machine.  This script
 # cross-builds vcpuperf.ko against that kernel's headers (W=1, failing on a
-# warning), vcpuperf-cat and the test VMM (tests/vmm) static, and the
-# small guest a real QEMU boots on the bed's KVM (tests/vmm/guest), then
+# warning) and again with DKMS, vcpuperf-cat and the test VMM (tests/vmm)
+# static, and the small guest a real QEMU boots on the bed's KVM
+# (tests/qemu-guest), then
 # runs tests/integration/kvm.py in the bed twice: on one emulated CPU
 # (exact per-thread instruction counts) and the self-read test on two.
 # The bed's files come from scripts/arm64-bed.sh (cached).
 #
-#   --out DIR  results (default out/arm64): build.log, console.log (one
-#              CPU), console-smp2.log, result.log ("N passed, M failed")
+#   --out DIR  results (default out/arm64): build.log, dkms.log,
+#              console.log (one CPU), console-smp2.log, result.log
+#              ("N passed, M failed")
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,6 +32,7 @@ if [ "${1:-}" = --out ]; then
 fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
+rm -f "$out/console.log" "$out/console-smp2.log" "$out/result.log"
 case "$out/" in
 "$top"/*) ;;
 *) echo "arm64-check: --out $out: must be inside the repository (the bed sees only it)" >&2
@@ -49,15 +52,46 @@ cross="ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-"
 	make -C "$ARM64_KDIR" M="$build/kmod" $cross W=1 modules
 	make -C "$top/tools" O="$build/tool" CC=aarch64-linux-gnu-gcc LDFLAGS=-static
 	make -C "$top/tests/vmm" O="$build/vmm"
+	make -C "$top/tests/qemu-guest" O="$build/qemu-guest" BUSYBOX="$ARM64_BUSYBOX"
+	cp "$ARM64_KERNEL" "$build/qemu-guest/vmlinuz"
 } >"$out/build.log" 2>&1 || { tail -n 30 "$out/build.log"; echo "arm64-check: build failed"; exit 1; }
 if grep -E 'warning:|error:' "$out/build.log" | grep -v 'Skipping BTF'; then
 	echo "arm64-check: the arm64 build has warnings ($out/build.log)"
 	exit 1
 fi
-echo "arm64-check: built for $ARM64_KVER in $(($(date +%s) - t0)) s"
+
+# DKMS as an arm64 lab host runs it (add, build for that kernel; here a
+# cross build against the bed's headers), in a DKMS tree of its own: the
+# module it builds is the one the first test loads.
+dkms_build() {
+	local d=$build/dkms name ver src
+	name=$(sed -n 's/^PACKAGE_NAME="\(.*\)"$/\1/p' "$top/dkms.conf")
+	ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$top/dkms.conf")
+	src=$d/src/$name-$ver
+	rm -rf "$d"
+	mkdir -p "$src" "$d/tree"
+	cp "$top/Kbuild" "$top/dkms.conf" "$src/"
+	for sub in include/uapi lib module; do
+		mkdir -p "$src/$sub"
+		cp "$top/$sub"/*.[ch] "$src/$sub/"
+	done
+	# The MOK key DKMS signs with, made in the tree instead of /var/lib/dkms.
+	ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu- \
+		mok_signing_key=$d/mok.key mok_certificate=$d/mok.pub \
+		dkms --sourcetree "$d/src" --dkmstree "$d/tree" add "$src" &&
+	ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu- \
+		mok_signing_key=$d/mok.key mok_certificate=$d/mok.pub \
+		dkms --sourcetree "$d/src" --dkmstree "$d/tree" build "$name/$ver" \
+		-k "$ARM64_KVER" -a aarch64 --kernelsourcedir "$ARM64_KDIR" &&
+	cp "$d/tree/$name/$ver/$ARM64_KVER/aarch64/module/$name.ko" "$build/dkms-$name.ko"
+}
+dkms_build >"$out/dkms.log" 2>&1 ||
+	{ tail -n 20 "$out/dkms.log"; echo "arm64-check: DKMS build failed"; exit 1; }
+echo "arm64-check: built for $ARM64_KVER in $(($(date +%s) - t0)) s (DKMS: $(modinfo -F vermagic "$build/dkms-vcpuperf.ko"))"
 
 export VP_MODULE=$build/kmod/vcpuperf.ko VP_CAT=$build/tool/vcpuperf-cat \
-	VP_VMM=$build/vmm/vpvmm VP_GUEST_DIR=$build/vmm
+	VP_VMM=$build/vmm/vpvmm VP_GUEST_DIR=$build/qemu-guest \
+	VP_DKMS_MODULE=$build/dkms-vcpuperf.ko
 bed=(--arch arm64 --kernel "$ARM64_KERNEL" --modules-dir "$ARM64_MODDIR"
 	--busybox "$ARM64_BUSYBOX" --root "$ARM64_ROOT" --mem 2048)
 

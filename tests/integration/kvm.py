@@ -156,6 +156,32 @@ def rows_within(rows, start_ns, end_ns, margin_ns):
             r["t_mono_ns"] <= end_ns - margin_ns]
 
 
+@test
+def dkms_module_loads():
+    """The module DKMS built for this kernel (arm64-check.sh: dkms build
+    -k <the bed's kernel>) has its vermagic, loads and counts a vCPU's
+    guest instructions exactly."""
+    path = os.environ.get("VP_DKMS_MODULE")
+    check(path and os.path.exists(path), "no DKMS-built module (%s)" % path)
+    vermagic = sh("modinfo -F vermagic %s" % path).stdout.split()
+    check(vermagic[:1] == [os.uname().release] and "aarch64" in vermagic,
+          "vermagic %s, kernel %s" % (vermagic, os.uname().release))
+    unload()
+    sh("insmod %s" % path)
+    try:
+        vmm = Vmm("dkms", ["loop:5000000,user:1000000"], vcpus=1)
+        c = record("dkms", vmm, "instructions:G,instructions:Gu")
+        rep = finish(vmm, [c])
+        v = rep["vcpus"][0]
+        f = finals(c)[v["tid"]]
+        check(f["instructions:G"] == v["guest_instructions"] and
+              f["instructions:Gu"] == v["guest_el0"],
+              "DKMS module: %s, guest %d (EL0 %d)" %
+              (f, v["guest_instructions"], v["guest_el0"]))
+    finally:
+        unload()
+
+
 # Two vCPUs with every kind of phase, and an emulator thread.
 PHASES = ["loop:40000000,halt:400,user:15000000,pause:250,loop:5000000",
           "user:10000000,loop:25000000,halt:300,loop:1"]
@@ -509,6 +535,138 @@ def rmmod_with_collections_on_running_vcpus():
     dmesg_clean_since(mark)
     print("  rmmod took %.2f s with 2 collections on 2 running vCPUs" % took,
           flush=True)
+
+
+def wait_vcpu_threads(pid, n, timeout=120):
+    """Wait until process @pid has @n threads named 'CPU <i>/KVM'."""
+    deadline = time.time() + timeout
+    while True:
+        names = []
+        try:
+            for t in os.listdir("/proc/%d/task" % pid):
+                with open("/proc/%d/task/%s/comm" % (pid, t)) as f:
+                    names.append(f.read().strip())
+        except OSError:
+            pass
+        if sum(re.fullmatch(r"CPU \d+/KVM", n) is not None
+               for n in names) >= n:
+            return
+        check(time.time() < deadline, "no %d vCPU threads in %d" % (n, pid))
+        time.sleep(0.05)
+
+
+@test
+def real_qemu_guest():
+    """Debian's qemu-system-aarch64 -enable-kvm boots a Linux guest on the
+    bed's KVM (2 vCPUs) whose init runs a user-mode workload of known
+    length on vCPU 0; recorded by vcpuperf-cat --qemu --per-vm
+    --emulator-threads and by the systemd unit's vcpuperf-record at once:
+    vCPU rows with real instructions_guest and cycles_guest, the guest's
+    user-mode instructions within 2% above the workload's, vCPU 1 near 0
+    while vCPU 0 works, emulator threads apart, the per-VM total equal to
+    the vCPUs' sum."""
+    check(GUEST_DIR, "VP_GUEST_DIR not set (arm64-check.sh builds the guest)")
+    with open(os.path.join(GUEST_DIR, "guest.json")) as f:
+        work = json.load(f)["user_instructions"]
+    load()
+    pidfile = os.path.join(OUT, "lab1.pid")
+    console = os.path.join(OUT, "lab1-console.log")
+    episodes = os.path.join(OUT, "episodes")
+    for p in (pidfile, console):
+        if os.path.exists(p):
+            os.unlink(p)
+    os.makedirs(episodes, exist_ok=True)
+    for f in os.listdir(episodes):
+        os.unlink(os.path.join(episodes, f))
+    qemu = subprocess.Popen(
+        ["qemu-system-aarch64", "-enable-kvm", "-M", "virt", "-cpu", "host",
+         "-smp", "2", "-m", "256", "-nodefaults", "-display", "none",
+         "-no-reboot", "-serial", "file:" + console,
+         "-kernel", os.path.join(GUEST_DIR, "vmlinuz"),
+         "-initrd", os.path.join(GUEST_DIR, "guest.cpio"),
+         "-append", "console=ttyAMA0 panic=-1 rdinit=/init loglevel=4",
+         "-name", "guest=lab1,debug-threads=on", "-uuid", UUID,
+         "-pidfile", pidfile],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    rec = None
+    try:
+        wait_vcpu_threads(qemu.pid, 2)
+        c = Cat("lab1", "--qemu", str(qemu.pid), "--per-vm",
+                "--emulator-threads", "--interval", "100ms", "-q",
+                "--events", "instructions:G,instructions:Gu,cycles:G")
+        rec = subprocess.Popen(
+            ["bash", os.path.join(REPO, "contrib", "vcpuperf-record"),
+             "lab1"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True, env=dict(os.environ, VCPUPERF_PIDFILE=pidfile,
+                                VCPUPERF_OUTDIR=episodes,
+                                VCPUPERF_CAT=os.environ.get("VP_CAT", ""),
+                                VCPUPERF_ARGS="--interval 100ms --events "
+                                              "instructions:G -q"))
+        c.wait_started(2)
+        rc = qemu.wait(timeout=600)
+        check(rc == 0, "QEMU exited %d: %s" % (rc, qemu.stdout.read()))
+        rrc = rec.wait(timeout=60)
+        check(rrc == 0, "vcpuperf-record exited %d: %s" %
+              (rrc, rec.stdout.read()))
+        rc = c.stop()
+        check(rc == 0, "vcpuperf-cat exit %d: %s" % (rc, c.stderr))
+    finally:
+        if qemu.poll() is None:
+            qemu.kill()
+            qemu.wait()
+        if rec and rec.poll() is None:
+            rec.kill()
+    with open(console) as f:
+        log = f.read()
+    check("guest: work done (0)" in log, "guest console:\n" + log[-2000:])
+    rows = c.rows()
+    vcpu = {}
+    for r in rows:
+        if r["role"] == "vcpu":
+            vcpu.setdefault(r["vcpu"], []).append(r)
+    check(sorted(vcpu) == [0, 1], "vCPU rows: %s" % sorted(vcpu))
+    g = {i: total(vcpu[i], "instructions_guest") for i in vcpu}
+    gu = {i: total(vcpu[i], "instructions_u_guest") for i in vcpu}
+    cyc = {i: total(vcpu[i], "cycles_guest") for i in vcpu}
+    check(all(r["vm"] == "lab1" and r["uuid"] == UUID for r in rows),
+          "rows without the VM identity")
+    # -icount shift=0: a guest cycle per guest instruction.
+    check(cyc == g, "cycles:G %s, instructions:G %s" % (cyc, g))
+    check(work <= gu[0] <= 1.02 * work,
+          "vCPU 0 instructions:Gu %d, the workload %d user instructions" %
+          (gu[0], work))
+    check(sum(gu.values()) <= 1.02 * work,
+          "guest user mode %d, the workload %d" % (sum(gu.values()), work))
+    # While vCPU 0 works (rows where its user mode ran 90% of the
+    # interval), vCPU 1 is halted in the guest's idle loop.
+    busy = {r["t_mono_ns"] // 100000000 for r in vcpu[0]
+            if r["dt_ns"] and
+            (r["instructions_u_guest"] or 0) > 0.9 * r["dt_ns"]}
+    idle = [r["instructions_guest"] for r in vcpu[1]
+            if r["t_mono_ns"] // 100000000 in busy]
+    check(len(busy) >= 2 and idle and max(idle) < 0.001 * 100 * MS,
+          "vCPU 1 while vCPU 0 works (%d rows): %s" % (len(busy), idle))
+    emu = [r for r in rows if r["role"] == "emulator"]
+    check(emu and all(r["instructions_guest"] == 0 for r in emu),
+          "emulator rows: %d, guest instructions %s" %
+          (len(emu), sorted({r["instructions_guest"] for r in emu})))
+    vm = total([r for r in rows if r["role"] == "vm"], "instructions_guest")
+    check(vm == sum(g.values()), "per-VM instructions:G %d, vCPUs %d" %
+          (vm, sum(g.values())))
+    eps = os.listdir(episodes)
+    check(len(eps) == 1, "episodes: %s" % eps)
+    erows = [json.loads(x) for x in open(os.path.join(episodes, eps[0]))]
+    e0 = sum(r["instructions_guest"] for r in erows
+             if r.get("role") == "vcpu" and r.get("vcpu") == 0)
+    check(work <= e0 <= g[0], "vcpuperf-record: vCPU 0 instructions:G %d "
+          "(the workload %d, vcpuperf-cat %d)" % (e0, work, g[0]))
+    print("  guest: vCPU 0 instructions:G %d (user %d, the workload %d, "
+          "+%.3f%%), vCPU 1 %d (user %d), max %d per row while vCPU 0 "
+          "works; cycles:G = instructions:G; VM %d; %d emulator rows at 0; "
+          "vcpuperf-record's episode vCPU 0 %d" %
+          (g[0], gu[0], work, 100.0 * (gu[0] - work) / work, g[1], gu[1],
+           max(idle), vm, len(emu), e0), flush=True)
+    unload()
 
 
 def status_reads():

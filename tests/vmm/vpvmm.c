@@ -20,7 +20,7 @@
  *
  * Between two phases the guest stores to an MMIO address: an exit to this
  * program, which writes the next phase into the vCPU's mailbox.  The
- * guest program and why each phase retires what it does: guest.S.  The
+ * guest program and why each phase retires what it does: vpvmm_guest.S.  The
  * report (--report, JSON) gives per vCPU its thread id, the guest
  * instructions of each phase and in all (EL1 and EL0 apart), each phase's
  * start and end (CLOCK_MONOTONIC, as vcpuperf's t_mono_ns) and the exits
@@ -49,7 +49,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "guest.h"
+#include "vpvmm_guest.h"
 
 #if !defined(__aarch64__)
 #error "vpvmm runs arm64 guests with KVM_ARM_VCPU_INIT: build it for arm64"

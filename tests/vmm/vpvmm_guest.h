@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The guest program of vpvmm (guest.S): its code, copied to the guest's
- * memory at a 2 KiB aligned address, and the instructions each phase
- * retires.
+ * The guest program of vpvmm (vpvmm_guest.S): its code, copied to the
+ * guest's memory at a 2 KiB aligned address, and the instructions each
+ * phase retires.
  */
 #ifndef VPVMM_GUEST_H
 #define VPVMM_GUEST_H
@@ -12,7 +12,7 @@
 #define GUEST_HALT	2
 #define GUEST_USER	3
 
-/* Instructions each phase retires besides its loop (guest.S). */
+/* Instructions each phase retires besides its loop (vpvmm_guest.S). */
 #define LOOP_PER_ITER	2
 #define LOOP_EL1	6	/* dispatch 5, b top */
 #define HALT_EL1	6	/* dispatch 4, wfi, b top */

@@ -31,15 +31,15 @@
  *          b    top                                                    1
  *
  * So a loop phase retires 2N + 6 at EL1, a halt phase 6, a user phase
- * 2N + 1 at EL0 and 11 at EL1 (guest.h).  The WFI is counted: trapped to
- * KVM (HCR_EL2.TWI), hardware would not retire it, but QEMU's instruction
- * counter (-icount) has counted it when the trap is taken (the exception
- * is raised from the instruction's helper without rewinding the count),
- * and an untrapped WFI retires anyway.  SVC and ERET retire before their
+ * 2N + 1 at EL0 and 11 at EL1 (vpvmm_guest.h).  The WFI is counted:
+ * trapped to KVM (HCR_EL2.TWI), hardware would not retire it, but QEMU's
+ * instruction counter (-icount) has counted it when the trap is taken (the
+ * exception is raised from the instruction's helper without rewinding the
+ * count), and an untrapped WFI retires anyway.  SVC and ERET retire before their
  * exception level changes, so each counts at the level it executed at.
  * Measured on the bed: every figure exact (tests/integration/kvm.py).
  */
-#include "guest.h"
+#include "vpvmm_guest.h"
 
 #define SPSR_EL0T	0x3c0	/* M = EL0t, D, A, I, F masked */
 #define VEC_LOWER_SYNC	0x400	/* synchronous, lower EL, AArch64 */
