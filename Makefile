@@ -3,6 +3,7 @@
 # vcpuperf top-level Makefile.
 #   make            build the module (against KDIR) and vcpuperf-cat
 #   make demo       set up, build, boot a VM, attach to a workload, print JSONL
+#   make demo-arm64 the same on the arm64 bed: a real PMU, QEMU with KVM
 #   make check      set up, build and run every test
 #   make fresh-test the first make demo in a minimal Debian 12 root
 #   make install    install the module (for KVER), vcpuperf-cat, the man
@@ -30,7 +31,7 @@ kdir = $(if $(KDIR),$(KDIR),$(if $(kver),/lib/modules/$(kver)/build))
 
 .PHONY: print-kver all module tool setup setup-demo check fresh-test demo clean fuzz kunit bench bench-smoke matrix dkms-test \
 	install install-module install-files uninstall uninstall-module uninstall-files install-test \
-	stress arm64-check
+	stress arm64-check demo-arm64 setup-demo-arm64
 
 all: module tool
 
@@ -56,6 +57,12 @@ check: setup
 
 demo: setup-demo
 	scripts/demo.sh
+
+demo-arm64: setup-demo-arm64
+	scripts/demo.sh --arm64
+
+setup-demo-arm64:
+	scripts/setup.sh demo-arm64
 
 fresh-test: setup
 	scripts/fresh-test.sh

@@ -1,9 +1,10 @@
 #!/bin/sh
 # Install every Debian package vcpuperf needs, for `make demo` (profile
-# demo) or `make check` (profile check, the default: everything).
+# demo), `make demo-arm64` (profile demo-arm64: demo's and the arm64
+# bed's) or `make check` (profile check, the default: everything).
 # Idempotent, and fast when everything is present (no apt-get update then).
 #
-#   scripts/setup.sh [demo|check]
+#   scripts/setup.sh [demo|demo-arm64|check]
 #
 # Kernels of the test matrix (scripts/matrix.sh, scripts/dkms-test.sh):
 #   Debian 12's own 6.1 (linux-image-amd64 / linux-headers-amd64: the default
@@ -36,12 +37,14 @@ $ARM64_PKGS"
 # sid chroot, the checkpatch tree, the fresh-test Debian root and the arm64
 # bed's kernel and root).
 DEMO_CACHE_MB=64
+ARM64_CACHE_MB=1024
 CHECK_CACHE_MB=13312
 
 case "$profile" in
 demo) PKGS=$DEMO_PKGS; cache_mb=$DEMO_CACHE_MB ;;
+demo-arm64) PKGS="$DEMO_PKGS $ARM64_PKGS debootstrap curl"; cache_mb=$ARM64_CACHE_MB ;;
 check) PKGS=$CHECK_PKGS; cache_mb=$CHECK_CACHE_MB ;;
-*) echo "usage: $0 [demo|check]" >&2; exit 2 ;;
+*) echo "usage: $0 [demo|demo-arm64|check]" >&2; exit 2 ;;
 esac
 
 BPO_SUITE=bookworm-backports
@@ -124,7 +127,7 @@ fi
 
 # dpkg's arm64 architecture, for apt-get download of the arm64 bed's
 # packages (never installed on this machine).
-if [ "$profile" = check ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+if [ "$profile" != demo ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
 	need_root "add dpkg's arm64 architecture (the arm64 test bed's downloads)"
 	say "adding dpkg's arm64 architecture (for the arm64 bed's downloads)"
 	dpkg --add-architecture arm64

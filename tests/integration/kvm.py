@@ -417,18 +417,19 @@ def raw_estimate(rows, tid, event):
 
 @test
 def multiplexing_against_truth():
-    """Nine hardware events on seven counters: rows multiplexed with
+    """Ten hardware events on seven counters: rows multiplexed with
     perf_multiplexed and its running ratio; each interval's scaled
     instructions:G against a pinned instructions:G (itself exact over the
     run); the whole run's estimate (raw value x enabled / running) within
-    2% of the guest's count."""
+    2% of the guest's count.  A pinned instructions:H shows how far the
+    host-mode estimate is off (printed, not enforced)."""
     load()
     vmm = Vmm("mux", ["loop:400000000", "loop:300000000"])
     flex = ["instructions:G", "instructions", "instructions:H",
             "instructions:u", "instructions:k", "cycles", "cycles:G",
             "cycles:H"]
-    c = record("mux", vmm, ",".join(["instructions:GD"] + flex), "--raw",
-               interval="100ms")
+    c = record("mux", vmm, ",".join(["instructions:GD", "instructions:HD"] +
+                                    flex), "--raw", interval="100ms")
     rep = finish(vmm, [c])
     rows = c.rows()
     mux = c.events("perf_multiplexed")
@@ -453,15 +454,23 @@ def multiplexing_against_truth():
                         r["instructions_D_guest"] - 1)
         est = raw_estimate(rows, v["tid"], "instructions:G")
         err = est / v["guest_instructions"] - 1
+        # Host mode only: a rate that is 0 in the guest and high in the
+        # host, while perf rotates the counters at the host's timer tick,
+        # a VM exit: the scaled value is biased (printed, Known problems).
+        host = total(trows, "instructions_D_host")
+        host_est = raw_estimate(rows, v["tid"], "instructions:H")
         check(abs(err) <= 0.02, "vCPU %d: whole-run estimate %.0f, guest "
               "%d (%+.2f%%)" % (v["vcpu"], est, v["guest_instructions"],
                                 100 * err))
         print("  vCPU %d: guest %d, pinned %d, estimate %+.3f%%, rows sum "
-              "%+.2f%%" % (v["vcpu"], v["guest_instructions"], ref,
-                           100 * err,
-                           100 * (sum(r["instructions_guest"] or 0
-                                      for r in trows) /
-                                  v["guest_instructions"] - 1)), flush=True)
+              "%+.2f%%; host mode: pinned %d, multiplexed estimate %.0f "
+              "(%+.0f%%)" % (v["vcpu"], v["guest_instructions"], ref,
+                             100 * err,
+                             100 * (sum(r["instructions_guest"] or 0
+                                        for r in trows) /
+                                    v["guest_instructions"] - 1),
+                             host, host_est, 100 * (host_est / host - 1)),
+              flush=True)
     check(len(errs) >= 5, "only %d intervals to compare" % len(errs))
     errs.sort(key=abs)
     print("  per interval (%d): scaled instructions:G vs pinned, median "

@@ -11,6 +11,7 @@ Run from the repository root:  python3 tests/tool/test_plot.py
 
 import importlib.machinery
 import importlib.util
+import json
 import math
 import os
 import subprocess
@@ -157,6 +158,55 @@ class PlotCase(unittest.TestCase):
                 r["task_clock"] for r in rows) / 1e6, places=1)
             self.assertEqual(int(f[4]), sum(r["page_faults"] or 0
                                             for r in rows))
+
+
+class GuestInstructionsCase(unittest.TestCase):
+    """Rows with instructions:G and instructions:H (an arm64 lab host's
+    episode, written here by hand): their panels and the summary's guest
+    instructions column."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.jsonl = os.path.join(self.tmp.name, "guest.jsonl")
+        self.rows = []
+        for i in range(6):
+            for vcpu in (0, 1):
+                self.rows.append({
+                    "t_mono_ns": 1_000_000_000 + i * 100_000_000,
+                    "dt_ns": 100_000_000 if i else None, "tid": 20 + vcpu,
+                    "vcpu": vcpu, "role": "vcpu", "task_clock": 50_000_000,
+                    "instructions_guest": 0 if vcpu else 99_000_000 + i,
+                    "instructions_host": 1000 * (vcpu + 1) + i})
+        with open(self.jsonl, "w") as f:
+            for r in self.rows:
+                f.write(json.dumps(r) + "\n")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_panels(self):
+        out = os.path.join(self.tmp.name, "guest.svg")
+        p = subprocess.run([PLOT, self.jsonl, "-o", out],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out) as f:
+            svg = f.read()
+        for label in ("guest instructions", "host instructions",
+                      "utilisation"):
+            self.assertIn(label, svg)
+        self.assertNotIn("page faults", svg)
+
+    def test_summary_column(self):
+        p = subprocess.run([PLOT, self.jsonl, "--summary"],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = p.stdout.splitlines()
+        self.assertIn("guest instructions", lines[0])
+        for v in (0, 1):
+            line = [x for x in lines if x.startswith("vCPU %d" % v)][0]
+            self.assertEqual(int(line.split()[-1]), sum(
+                r["instructions_guest"] for r in self.rows
+                if r["vcpu"] == v))
 
 
 def main():
