@@ -7,7 +7,10 @@
  *
  * perf_event_create_kernel_counter() takes attr.inherit: a counter with
  * inherit on thread T gets a child counter in every thread T creates
- * afterwards (and their children, linked flat to T's counter), a child's
+ * afterwards (and their children, linked flat to T's counter); with
+ * attr.inherit_thread (Linux 5.13) only in threads (clone with
+ * CLONE_THREAD), not in child processes fork() makes nor what they exec,
+ * so that the totals are the process's own, as /proc/PID/stat's.  A child's
  * count folds into the parent's child_count when it exits, and
  * perf_event_read_value() returns count + child_count + the live
  * children.  One such counter per event on every thread present at
@@ -99,7 +102,31 @@ static u32 vp_proc_collect(const struct vp_proc *p, struct task_struct *leader,
 	return n;
 }
 
-/* Inherited counters for every event of @g on @t, added to @p. */
+/*
+ * Room in @p for @more threads, up to @limit in all: the array starts at
+ * the size of the process and grows as rescans find threads.  Return: 0
+ * or -ENOMEM.
+ */
+static int vp_proc_room(struct vp_proc *p, u32 more, u32 limit)
+{
+	struct vp_pthread *threads;
+	u32 cap;
+
+	if (p->nr + more <= p->cap)
+		return 0;
+	cap = min(max(p->nr + more, 2 * p->cap), limit);
+	threads = kvcalloc(cap, sizeof(*threads), GFP_KERNEL);
+	if (!threads)
+		return -ENOMEM;
+	if (p->nr)
+		memcpy(threads, p->threads, p->nr * sizeof(*threads));
+	kvfree(p->threads);
+	p->threads = threads;
+	p->cap = cap;
+	return 0;
+}
+
+/* Inherited counters for every event of @g on @t, added to @p (room made). */
 static void vp_proc_add(struct vp_proc *p, const struct vp_group *g,
 			struct task_struct *t)
 {
@@ -112,6 +139,7 @@ static void vp_proc_add(struct vp_proc *p, const struct vp_group *g,
 	for (i = 0; i < g->nr_events; i++) {
 		vp_build_attr(&g->events[i], &attr);
 		attr.inherit = 1;
+		attr.inherit_thread = 1;
 		ev = perf_event_create_kernel_counter(&attr, -1, t, NULL, NULL);
 		pt->event[i] = IS_ERR(ev) ? NULL : ev;
 	}
@@ -120,21 +148,28 @@ static void vp_proc_add(struct vp_proc *p, const struct vp_group *g,
 /*
  * Give process counters to every thread of @leader's process that has
  * none, own or inherited, scanning again until a scan finds none (or
- * VP_PROC_SCANS scans, or the max_targets threads).  Return: 0 or
- * -ENOMEM.
+ * VP_PROC_SCANS scans, or @limit threads).  Return: 0 or -ENOMEM.
  */
-static int vp_proc_cover(struct vp_group *g, struct task_struct *leader)
+static int vp_proc_cover(struct vp_group *g, struct task_struct *leader,
+			 u32 limit)
 {
 	struct vp_proc *p = g->proc;
 	struct task_struct **tasks;
 	u32 scan, n, k, fresh;
+	int ret = 0;
 
-	tasks = kvcalloc(p->cap, sizeof(*tasks), GFP_KERNEL);
+	tasks = kvcalloc(limit, sizeof(*tasks), GFP_KERNEL);
 	if (!tasks)
 		return -ENOMEM;
-	for (scan = 0; scan < VP_PROC_SCANS && p->nr < p->cap; scan++) {
+	for (scan = 0; scan < VP_PROC_SCANS && p->nr < limit; scan++) {
 		fresh = 0;
-		n = vp_proc_collect(p, leader, tasks, p->cap - p->nr);
+		n = vp_proc_collect(p, leader, tasks, limit - p->nr);
+		ret = vp_proc_room(p, n, limit);
+		if (ret) {
+			while (n)
+				put_task_struct(tasks[--n]);
+			break;
+		}
 		for (k = 0; k < n; k++) {
 			/* the first scan ran before any counter existed */
 			if (scan && vp_proc_inherited(p, g->nr_events,
@@ -150,7 +185,7 @@ static int vp_proc_cover(struct vp_group *g, struct task_struct *leader)
 			break;
 	}
 	kvfree(tasks);
-	return 0;
+	return ret;
 }
 
 /**
@@ -254,14 +289,8 @@ int vp_proc_start(struct vp_coll *c, struct vp_group *g,
 		p = kzalloc(sizeof(*p), GFP_KERNEL);
 		if (!p)
 			return -ENOMEM;
-		p->cap = c->mod->max_targets;
-		p->threads = kvcalloc(p->cap, sizeof(*p->threads), GFP_KERNEL);
-		if (!p->threads) {
-			kfree(p);
-			return -ENOMEM;
-		}
 		g->proc = p;
-		if (vp_proc_cover(g, leader)) {
+		if (vp_proc_cover(g, leader, c->mod->max_targets)) {
 			vp_proc_free(g);
 			return -ENOMEM;
 		}

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -69,6 +70,7 @@ static bool opt_spawner;
 static long opt_spawn;
 static long opt_spawn_pages;
 static long opt_spawn_gap_us = 1000;
+static long opt_fork_pages;
 static const char *opt_done;
 
 /* The spawner thread (--spawner): not a vCPU, named "worker". */
@@ -319,6 +321,28 @@ static void *short_main(void *arg)
 }
 
 /*
+ * A child process (fork(), as QEMU's helpers are), not a thread: it
+ * touches --fork-pages fresh pages and exits, and the spawner reaps it.
+ * Its work is not the process's: /proc/PID/stat counts it in cminflt,
+ * not minflt.
+ */
+static void fork_child(void)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (!pid) {
+		do_pages(opt_fork_pages, true);
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status))
+		die("the forked child failed");
+}
+
+/*
  * The spawner: present from the start (so that it holds whole-process
  * counters), it waits for go like the workers, then starts and joins
  * --spawn short-lived threads one after the other, --spawn-gap-us apart;
@@ -350,6 +374,8 @@ static void *spawner_main(void *arg)
 		__atomic_add_fetch(&spawned, 1, __ATOMIC_RELEASE);
 		nanosleep(&gap, NULL);
 	}
+	if (opt_fork_pages)
+		fork_child();
 	__atomic_add_fetch(&done, 1, __ATOMIC_RELEASE);
 	for (;;)
 		pause();
@@ -552,6 +578,8 @@ static void usage(FILE *f)
 "  --spawn N           the spawner's threads, one after the other\n"
 "  --spawn-pages K     each of them touches (then unmaps) K fresh pages\n"
 "  --spawn-gap-us U    pause between two of them (default 1000)\n"
+"  --fork-pages K      then the spawner fork()s a child process that\n"
+"                      touches K fresh pages and exits (and reaps it)\n"
 "  --done FILE         once all the work is done, atomically write\n"
 "                      {\"done_mono_ns\": T} to FILE; then the process is\n"
 "                      quiescent (every thread blocked) until --hold-ms\n"
@@ -609,7 +637,7 @@ int main(int argc, char **argv)
 {
 	enum { O_NAMEFMT = 256, O_PAGES, O_SLEEPS, O_SLEEPUS, O_BURN, O_LATE,
 	       O_EXIT, O_HOLD, O_REPORT, O_READY, O_WAITGO, O_SPAWNER,
-	       O_SPAWN, O_SPAWNPAGES, O_SPAWNGAP, O_DONE };
+	       O_SPAWN, O_SPAWNPAGES, O_SPAWNGAP, O_DONE, O_FORKPAGES };
 	static const struct option lopts[] = {
 		{ "threads", required_argument, NULL, 't' },
 		{ "name-fmt", required_argument, NULL, O_NAMEFMT },
@@ -628,6 +656,7 @@ int main(int argc, char **argv)
 		{ "spawn-pages", required_argument, NULL, O_SPAWNPAGES },
 		{ "spawn-gap-us", required_argument, NULL, O_SPAWNGAP },
 		{ "done", required_argument, NULL, O_DONE },
+		{ "fork-pages", required_argument, NULL, O_FORKPAGES },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -655,6 +684,7 @@ int main(int argc, char **argv)
 		case O_SPAWNPAGES: opt_spawn_pages = parse_num("spawn-pages", optarg, 0, 1L << 20); break;
 		case O_SPAWNGAP: opt_spawn_gap_us = parse_num("spawn-gap-us", optarg, 0, 1L << 30); break;
 		case O_DONE: opt_done = optarg; break;
+		case O_FORKPAGES: opt_fork_pages = parse_num("fork-pages", optarg, 0, 1L << 20); break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
