@@ -36,19 +36,23 @@ static void vp_group_end(struct vp_coll *c, struct vp_group *g, u32 reason)
 
 /*
  * End the targets whose thread has exited but that the sampler has not
- * reached yet, with the records the sampler would queue (final sample,
- * task_exited, finished, detached: exited).  Done before a command looks
- * threads up, so that a thread id reused after an exit names the new
- * thread and never the old target.
+ * reached yet, with the records the sampler would queue, in its order:
+ * the sample of the pass the thread was asked to read itself in, if any,
+ * then the final sample and task_exited, finished, detached (exited).
+ * Done before a command looks threads up, so that a thread id reused
+ * after an exit names the new thread and never the old target.
  */
 static void vp_end_exited(struct vp_coll *c)
 {
 	struct vp_target *t, *tmp;
 
-	list_for_each_entry_safe(t, tmp, &c->targets, node)
-		if (READ_ONCE(t->task->exit_state) &&
+	list_for_each_entry_safe(t, tmp, &c->targets, node) {
+		if (!READ_ONCE(t->task->exit_state))
+			continue;
+		if ((t->self_pass && vp_sample_deferred(c, t)) ||
 		    vp_sample_target(c, t, 0))
 			vp_target_end(c, t, VCPUPERF_DETACH_EXITED);
+	}
 }
 
 /* Does the process of @leader have a thread that is not exiting? */
