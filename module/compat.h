@@ -18,4 +18,17 @@
 /* Tracepoints are resolved through the trace event files. */
 #define VP_HAVE_TRACEPOINTS	IS_ENABLED(CONFIG_TRACING)
 
+/*
+ * Linux 6.4 made vhost's and io_uring's workers user workers: threads of
+ * the process that never return to user mode.  io_uring's run task work
+ * in their loop (PF_IO_WORKER); vhost's never do.  Before 6.4 vhost's
+ * were kernel threads (PF_KTHREAD), which are never asked anyway.
+ */
+#ifdef PF_USER_WORKER
+#define VP_PF_NO_TASK_WORK(flags) \
+	(((flags) & (PF_USER_WORKER | PF_IO_WORKER)) == PF_USER_WORKER)
+#else
+#define VP_PF_NO_TASK_WORK(flags)	false
+#endif
+
 #endif /* _VCPUPERF_COMPAT_H */

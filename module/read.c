@@ -56,6 +56,10 @@ static bool vp_read_self_wanted(struct vp_coll *c, struct vp_target *t)
 		c->reads.fb_kthread++;
 		return false;
 	}
+	if (VP_PF_NO_TASK_WORK(task->flags)) {
+		c->reads.fb_user_worker++;
+		return false;
+	}
 	if (task->flags & PF_EXITING) {
 		c->reads.fb_exiting++;
 		return false;

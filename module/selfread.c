@@ -27,16 +27,33 @@
  * every queued work to have run (vp_selfread_drain()).  The work never
  * takes a lock the sampler holds across a pass: it hands its values over
  * under the structure's own spinlock.
+ *
+ * A thread that stays in the kernel keeps its work queued: a thread
+ * blocked in a long system call, or a user worker (vhost) that never
+ * returns to user mode, which read.c never asks.  So a work still queued
+ * VP_SELFREAD_STUCK_NS after it was queued (a later pass finds it, or
+ * its target ends), far more than a timer tick, holds a reference on the
+ * module:
+ * rmmod then fails at once ("in use") instead of waiting for the thread,
+ * and the status file and the kernel log name the threads.  The work
+ * drops the reference as its last action; module exit's RCU-tasks grace
+ * period covers its last instructions.  Works are bounded per thread
+ * (VP_SELFREAD_PER_TASK over all targets, ended ones included), so
+ * attaching and detaching a thread that stays in the kernel does not
+ * pile them up.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/atomic.h>
+#include <linux/hashtable.h>
 #include <linux/jiffies.h>
 #include <linux/ktime.h>
 #include <linux/math64.h>
+#include <linux/module.h>
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
 #include <linux/sched.h>
+#include <linux/seq_file.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
@@ -48,6 +65,19 @@
 
 /* Works queued on threads and not yet run, module-wide: unload waits. */
 static atomic_t vp_selfread_queued = ATOMIC_INIT(0);
+
+/* Works one thread may have queued at once, over every target. */
+#define VP_SELFREAD_PER_TASK	4
+/* A work queued this long: its thread stays in the kernel (stuck). */
+#define VP_SELFREAD_STUCK_NS	(100 * NSEC_PER_MSEC)
+/* Threads named in the unload warning. */
+#define VP_SELFREAD_NAMED	8
+/* Buckets of the queued works' table (2^bits). */
+#define VP_SELFREAD_HASH_BITS	8
+
+/* The queued works by thread, for the bound and the names (vp_sr_lock). */
+static DEFINE_SPINLOCK(vp_sr_lock);
+static DEFINE_HASHTABLE(vp_sr_tasks, VP_SELFREAD_HASH_BITS);
 
 /**
  * struct vp_selfread - a target's counters, read by its own thread
@@ -74,6 +104,11 @@ static atomic_t vp_selfread_queued = ATOMIC_INIT(0);
  *		wall time is not CPU time: they count at the mean of @runs)
  * @exited:	counters that saw their thread exit
  * @vals:	the values read
+ * @holds_module: the queued work holds a module reference (it is stuck):
+ *		dropped when it runs
+ * @queued_ns:	when the work was queued
+ * @task:	the thread it is queued on, referenced (vp_sr_lock)
+ * @hnode:	in vp_sr_tasks while queued (vp_sr_lock)
  */
 struct vp_selfread {
 	struct callback_head work;
@@ -95,7 +130,59 @@ struct vp_selfread {
 	u64 runs_switched;
 	u32 exited;
 	struct vcpuperf_count vals[VCPUPERF_MAX_EVENTS];
+	bool holds_module;
+	u64 queued_ns;
+	struct task_struct *task;
+	struct hlist_node hnode;
 };
+
+/*
+ * List @sr as queued on @task, unless the thread has VP_SELFREAD_PER_TASK
+ * works queued already.  Return: true when listed (the table holds a
+ * reference on @task).
+ */
+static bool vp_sr_enlist(struct vp_selfread *sr, struct task_struct *task)
+{
+	struct vp_selfread *other;
+	u32 n = 0;
+
+	spin_lock(&vp_sr_lock);
+	hash_for_each_possible(vp_sr_tasks, other, hnode, (unsigned long)task)
+		if (other->task == task)
+			n++;
+	if (n >= VP_SELFREAD_PER_TASK) {
+		spin_unlock(&vp_sr_lock);
+		return false;
+	}
+	get_task_struct(task);
+	sr->task = task;
+	hash_add(vp_sr_tasks, &sr->hnode, (unsigned long)task);
+	spin_unlock(&vp_sr_lock);
+	return true;
+}
+
+/* The work of @sr is no longer queued. */
+static void vp_sr_delist(struct vp_selfread *sr)
+{
+	struct task_struct *task;
+
+	spin_lock(&vp_sr_lock);
+	hash_del(&sr->hnode);
+	task = sr->task;
+	sr->task = NULL;
+	spin_unlock(&vp_sr_lock);
+	put_task_struct(task);
+}
+
+/*
+ * The queued work of @sr is stuck: it keeps the module until it runs
+ * (see the top of this file).  Under sr->lock, with sr->queued set.
+ */
+static void vp_sr_hold_module(struct vp_selfread *sr)
+{
+	if (!sr->holds_module && try_module_get(THIS_MODULE))
+		sr->holds_module = true;
+}
 
 static void vp_selfread_put(struct vp_selfread *sr)
 {
@@ -111,7 +198,7 @@ static void vp_selfread_fn(struct callback_head *cb)
 	u64 t0 = 0, t1 = 0, wall = 0;
 	unsigned long csw = 0;
 	u32 exited = 0, i, nr = 0;
-	bool read, release;
+	bool read, release, held;
 
 	spin_lock(&sr->lock);
 	read = !sr->dead;
@@ -153,6 +240,8 @@ static void vp_selfread_fn(struct callback_head *cb)
 	sr->reading = false;
 	sr->queued = false;
 	release = sr->release;
+	held = sr->holds_module;
+	sr->holds_module = false;
 	spin_unlock(&sr->lock);
 
 	/* The target ended while this read: its counters are ours to go. */
@@ -160,13 +249,17 @@ static void vp_selfread_fn(struct callback_head *cb)
 		for (i = 0; i < nr; i++)
 			if (sr->events[i])
 				perf_event_release_kernel(sr->events[i]);
+	vp_sr_delist(sr);
 	vp_selfread_put(sr);
 	/*
-	 * Last: unload may go on once this reaches zero; it then waits for
-	 * an RCU-tasks grace period, so no thread is left in this text.
+	 * Last: unload may go on once this reaches zero (or the module
+	 * reference is dropped); it then waits for an RCU-tasks grace
+	 * period, so no thread is left in this text.
 	 */
 	if (atomic_dec_and_test(&vp_selfread_queued))
 		wake_up_var(&vp_selfread_queued);	/* a full barrier */
+	if (held)
+		module_put(THIS_MODULE);
 }
 
 /**
@@ -228,6 +321,9 @@ bool vp_selfread_kill(struct vp_selfread *sr)
 	/* Reading now: the thread releases the counters when done. */
 	handed = sr->reading;
 	sr->release = handed;
+	/* Its work outlives it; one queued for long keeps the module. */
+	if (sr->queued && ktime_get_ns() - sr->queued_ns > VP_SELFREAD_STUCK_NS)
+		vp_sr_hold_module(sr);
 	spin_unlock(&sr->lock);
 	vp_selfread_put(sr);
 	return handed;
@@ -240,8 +336,13 @@ bool vp_selfread_kill(struct vp_selfread *sr)
  * @pass:	the pass the values are for
  * @lazy:	queue without an interrupt (see the top of this file)
  *
- * Return: 0; -EBUSY when the previous work has not run yet; -ESRCH when
- * the thread is exiting (past running task work).
+ * A previous work still queued after VP_SELFREAD_STUCK_NS (the thread
+ * has been in the kernel all along) now holds the module (see the top of
+ * this file).
+ *
+ * Return: 0; -EBUSY when the previous work has not run yet, or the thread
+ * has VP_SELFREAD_PER_TASK works queued already (of other targets);
+ * -ESRCH when the thread is exiting (past running task work).
  */
 int vp_selfread_queue(struct vp_selfread *sr, struct task_struct *task,
 		      u64 pass, bool lazy)
@@ -250,13 +351,22 @@ int vp_selfread_queue(struct vp_selfread *sr, struct task_struct *task,
 
 	spin_lock(&sr->lock);
 	if (sr->queued) {
+		if (ktime_get_ns() - sr->queued_ns > VP_SELFREAD_STUCK_NS)
+			vp_sr_hold_module(sr);
 		spin_unlock(&sr->lock);
 		return -EBUSY;
 	}
 	sr->queued = true;
 	sr->want = pass;
+	sr->queued_ns = ktime_get_ns();
 	spin_unlock(&sr->lock);
 
+	if (!vp_sr_enlist(sr, task)) {
+		spin_lock(&sr->lock);
+		sr->queued = false;
+		spin_unlock(&sr->lock);
+		return -EBUSY;
+	}
 	refcount_inc(&sr->ref);
 	atomic_inc(&vp_selfread_queued);
 	ret = task_work_add(task, &sr->work, lazy ? TWA_NONE : TWA_RESUME);
@@ -264,6 +374,7 @@ int vp_selfread_queue(struct vp_selfread *sr, struct task_struct *task,
 		spin_lock(&sr->lock);
 		sr->queued = false;
 		spin_unlock(&sr->lock);
+		vp_sr_delist(sr);
 		refcount_dec(&sr->ref);	/* the target still holds one */
 		if (atomic_dec_and_test(&vp_selfread_queued))
 			wake_up_var(&vp_selfread_queued);
@@ -350,20 +461,60 @@ u64 vp_selfread_cpu_ns(struct vp_selfread *sr)
 }
 
 /**
+ * vp_selfread_show() - the threads with a read of this module queued
+ * @m:		the status file, or NULL for the kernel log
+ * @max:	how many to name (0: all)
+ *
+ * One line: how many works are queued, how many of them hold the module
+ * (stuck), then "tid comm (age ms)" for up to @max of them.
+ */
+void vp_selfread_show(struct seq_file *m, u32 max)
+{
+	char line[VP_SELFREAD_NAMED * (TASK_COMM_LEN + 32) + 96];
+	char comm[TASK_COMM_LEN];
+	struct vp_selfread *sr;
+	u32 n = 0, held = 0, named = 0, bkt;
+	size_t len = 0;
+	u64 now = ktime_get_ns();
+
+	spin_lock(&vp_sr_lock);
+	hash_for_each(vp_sr_tasks, bkt, sr, hnode) {
+		n++;
+		held += READ_ONCE(sr->holds_module);
+		if ((max && named >= max) || named >= VP_SELFREAD_NAMED)
+			continue;
+		get_task_comm(comm, sr->task);
+		len += scnprintf(line + len, sizeof(line) - len, " %d %s (%llu ms)",
+				 task_pid_nr(sr->task), comm,
+				 div_u64(now - READ_ONCE(sr->queued_ns),
+					 NSEC_PER_MSEC));
+		named++;
+	}
+	spin_unlock(&vp_sr_lock);
+	if (m)
+		seq_printf(m, "reads queued on threads: %u, %u holding the module%s%s\n",
+			   n, held, n ? ":" : "", n ? line : "");
+	else if (n)
+		pr_warn("unload waits for %u thread(s) to run their counter read (in the kernel since):%s\n",
+			n, line);
+}
+
+/**
  * vp_selfread_drain() - wait until no work of this module is queued
  *
  * Module exit, once no collection queues new works: every queued work
- * runs when its thread returns to user or guest mode (or exits); a thread
- * blocked in the kernel delays unload until it comes back, and the kernel
- * log says so every VP_DRAIN_WARN_SECS seconds.  Then an RCU-tasks grace
- * period: no thread is still in the last instructions of a work.
+ * runs when its thread returns to user or guest mode (or exits).  Works
+ * stuck for long hold the module, so unload does not start while they
+ * wait; one that got stuck just before delays unload until its thread
+ * comes back, and the kernel log names the threads every
+ * VP_DRAIN_WARN_SECS seconds.  Then an RCU-tasks grace period: no thread
+ * is still in the last instructions of a work.
  */
 void vp_selfread_drain(void)
 {
 	while (!wait_var_event_timeout(&vp_selfread_queued,
 				       !atomic_read(&vp_selfread_queued),
 				       VP_DRAIN_WARN_SECS * HZ))
-		pr_warn("unload waits for %d thread(s) to run their counter read (they are in the kernel)\n",
-			atomic_read(&vp_selfread_queued));
+		vp_selfread_show(NULL, VP_SELFREAD_NAMED);
 	synchronize_rcu_tasks();
 }

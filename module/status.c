@@ -65,9 +65,9 @@ static void vp_status_reads(struct seq_file *m, struct vp_coll *c)
 		   vp_read_mode_name(c->read_mode),
 		   vp_read_mode_name(vp_read_mode(c)), r->direct, r->self,
 		   r->kicks, div_u64(self_ns, NSEC_PER_USEC));
-	seq_printf(m, "read fallbacks: %llu timeout, %llu switched out, %llu pending, %llu kthread, %llu exiting\n",
+	seq_printf(m, "read fallbacks: %llu timeout, %llu switched out, %llu pending, %llu kthread, %llu exiting, %llu user worker\n",
 		   r->fb_timeout, r->fb_switched, r->fb_pending, r->fb_kthread,
-		   r->fb_exiting);
+		   r->fb_exiting, r->fb_user_worker);
 }
 
 static void vp_status_owner(struct seq_file *m, struct vp_coll *c)
@@ -145,6 +145,7 @@ int vp_status_show(struct seq_file *m, void *unused)
 	seq_printf(m, "vcpuperf abi %u\n", VCPUPERF_ABI_VERSION);
 	seq_printf(m, "collections: %u on /dev/vcpuperf (limit %u), ring memory %llu KiB of %llu KiB\n",
 		   nr_open, mod->max_collections, ring_kb, mod->ring_total_kb);
+	vp_selfread_show(m, 0);
 	mutex_lock(&mod->lock);
 	list_for_each_entry(c, &mod->collections, node) {
 		seq_putc(m, '\n');

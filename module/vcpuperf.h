@@ -272,6 +272,8 @@ struct vp_target {
  * @fb_pending:	read directly: its previous read was still queued
  * @fb_kthread:	read directly: a kernel thread (never runs task work)
  * @fb_exiting:	read directly: the thread was exiting
+ * @fb_user_worker: read directly: a user worker that never runs task
+ *		work (vhost's, Linux 6.4 on)
  * @self_ns:	time threads spent reading themselves, of ended targets
  */
 struct vp_read_stats {
@@ -283,6 +285,7 @@ struct vp_read_stats {
 	u64 fb_pending;
 	u64 fb_kthread;
 	u64 fb_exiting;
+	u64 fb_user_worker;
 	u64 self_ns;
 };
 
@@ -510,6 +513,7 @@ bool vp_selfread_take(struct vp_selfread *sr, u64 pass,
 		      struct vcpuperf_count *vals, u32 *exited, u64 *t_mono,
 		      u64 *t_wall, u64 *window);
 u64 vp_selfread_cpu_ns(struct vp_selfread *sr);
+void vp_selfread_show(struct seq_file *m, u32 max);
 void vp_selfread_drain(void);
 
 /* sampler.c */

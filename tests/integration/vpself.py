@@ -59,13 +59,15 @@ def read_stats(owner=None):
                   r"CPU\), (\d+) by the thread itself \((\d+) kicks, (\d+) us",
                   block, re.M)
     f = re.search(r"^read fallbacks: (\d+) timeout, (\d+) switched out, "
-                  r"(\d+) pending, (\d+) kthread, (\d+) exiting", block, re.M)
+                  r"(\d+) pending, (\d+) kthread, (\d+) exiting"
+                  r"(?:, (\d+) user worker)?", block, re.M)
     check(m and f, "no read lines in status:\n" + block)
     return {"mode": m.group(1), "now": m.group(2), "direct": int(m.group(3)),
             "self": int(m.group(4)), "kicks": int(m.group(5)),
             "self_us": int(m.group(6)), "timeout": int(f.group(1)),
             "switched": int(f.group(2)), "pending": int(f.group(3)),
-            "kthread": int(f.group(4)), "exiting": int(f.group(5))}
+            "kthread": int(f.group(4)), "exiting": int(f.group(5)),
+            "user_worker": int(f.group(6) or 0)}
 
 
 def run_mode(mode, interval_ms, seconds, baseline=False):
@@ -252,9 +254,11 @@ def stuck_in_kernel_falls_back():
 def work_pending_at_close_detach_exit_rmmod():
     """A read queued on a thread that stays in the kernel is still pending
     when its collection is closed (the tool SIGKILLed), when the thread is
-    detached, when the thread exits, and when the module is unloaded: each
-    goes through cleanly (the late work touches nothing), rmmod waits for
-    the work to have run, and the kernel log stays clean."""
+    detached, when the thread exits: each goes through cleanly (the late
+    work touches nothing).  Pending for more than 100 ms it holds the
+    module: rmmod fails at once ("in use", no wait), the status file names
+    the thread, and rmmod goes through once the thread has run it.  The
+    kernel log stays clean."""
     needs_cpus(2)
     mark = dmesg_mark()
     load()
@@ -291,13 +295,25 @@ def work_pending_at_close_detach_exit_rmmod():
             if dd.poll() is None:
                 dd.kill()
             dd.wait()
-    # unloaded with the work pending: rmmod waits until dd's read returns
+    # A read pending for more than 100 ms holds the module: rmmod fails
+    # at once ("in use") instead of waiting for the thread, and status
+    # names it; once dd's read has returned, rmmod goes through.
     dd = dd_in_kernel("rmmod", 2, "512M")
     try:
         check(control("attach tid=%d events=%s" % (dd.pid, EVENTS)) == 0,
               "attach dd")
-        wait_for(lambda: read_stats()["pending"] > 0, 30,
-                 "a pending read (rmmod)")
+        wait_for(lambda: re.search(r"reads queued on threads: \d+, [1-9]\d* "
+                                   r"holding the module:.* %d dd " % dd.pid,
+                                   read_file("status")), 30,
+                 "the pending read to hold the module")
+        t0 = time.time()
+        p = sh("rmmod vcpuperf", check_rc=False)
+        refused = time.time() - t0
+        check(p.returncode != 0 and "in use" in p.stderr,
+              "rmmod with a stuck read: exit %d %r" % (p.returncode,
+                                                       p.stderr))
+        check(control("stop") == 0, "stop")
+        dd.wait(timeout=120)
         t0 = time.time()
         unload()
         took = time.time() - t0
@@ -305,9 +321,184 @@ def work_pending_at_close_detach_exit_rmmod():
         if dd.poll() is None:
             dd.kill()
         dd.wait()
-    print("  closed, detached, exited and unloaded with a read pending; "
-          "rmmod took %.2f s" % took)
+    print("  closed, detached, exited with a read pending; rmmod with a "
+          "stuck read refused in %.2f s, then done in %.2f s" %
+          (refused, took))
     dmesg_clean_since(mark)
+
+
+def pin_kthread(comm, cpus):
+    """Pin the kernel thread named @comm (a collection's sampler,
+    'vcpuperf/N') to @cpus."""
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/comm" % pid) as f:
+                if f.read().strip() != comm:
+                    continue
+        except OSError:
+            continue
+        os.sched_setaffinity(int(pid), cpus)
+        return
+    raise TestFailure("no kernel thread %s" % comm)
+
+
+@test
+def exited_thread_ends_once_in_order():
+    """A thread asked to read itself (kick, a 5 s interval) that exits
+    before the next pass, followed by a command (an attach of another
+    thread at 6 s, which ends exited targets first): its records are its
+    self-read sample, then exactly one final sample and one
+    perf_task_exited, its cumulative counts never decreasing."""
+    needs_cpus(2)
+    load()
+    done = os.path.join(OUT, "exitorder.done.json")
+    if os.path.exists(done):
+        os.unlink(done)
+    w = Workload("exitorder", "--threads", "1", "--wait-go", "--burn-ms",
+                 "5500", "--exit-thread", "--done", done, "--hold-ms",
+                 "600000")
+    other = subprocess.Popen(["sleep", "120"])
+    c = Cat("exitorder", "--no-attach", "--raw")
+    tid = w.tids[0]
+    try:
+        # The spinning thread on CPU 1, the sampler on CPU 0: the pass
+        # at 5 s finds it running and asks it to read itself.
+        os.sched_setaffinity(tid, {1})
+        pin_kthread("vcpuperf/0", {0})
+        for cmd in ("read kick", "interval 5s",
+                    "attach tid=%d events=task-clock,page-faults" % tid):
+            check(control(cmd) == 0, cmd)
+        c.wait_started(1)
+        w.go()
+        t0 = time.time()
+        # kicked at the 5 s pass: its values are collected at the next
+        # one (10 s), unless a command ends it first
+        wait_for(lambda: read_stats()["kicks"] > 0, 30,
+                 "the spinning thread asked to read itself")
+        check(time.time() - t0 < 5.9, "asked only after %.1f s" %
+              (time.time() - t0))
+        time.sleep(max(0.0, 6.0 - (time.time() - t0)))
+        check(control("attach tid=%d events=task-clock" % other.pid) == 0,
+              "attach of another thread")
+        w.wait_done(done)
+        check(control("stop") == 0, "stop")
+        rc = c.wait(60)
+    finally:
+        w.kill()
+        other.kill()
+        other.wait()
+    check(rc == 0, "vcpuperf-cat exit %d: %s" % (rc, c.stderr))
+    exits = [e for e in c.events("perf_task_exited") if e["tid"] == tid]
+    check(len(exits) == 1, "%d perf_task_exited for tid %d" %
+          (len(exits), tid))
+    rows = [r for r in c.rows() if r["tid"] == tid]
+    vals = [r["raw"]["task-clock"]["value"] for r in rows]
+    check(vals == sorted(vals), "tid %d: cumulative task-clock %s" %
+          (tid, vals))
+    final = exits[0]["final"]["task-clock"]
+    check(vals[-1] == final, "last row %d, perf_task_exited %d" %
+          (vals[-1], final))
+    print("  tid %d: %d rows, cumulative task-clock %s ns, one "
+          "perf_task_exited" % (tid, len(rows), vals))
+
+
+VHOSTLOAD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                         "workload", "vhostload")
+
+
+def find_thread(name, pid=None):
+    """The tid of the thread named @name (of process @pid, else any)."""
+    dirs = ["/proc/%d/task" % pid] if pid else \
+        ["/proc/%s/task" % p for p in os.listdir("/proc") if p.isdigit()]
+    for d in dirs:
+        try:
+            for t in os.listdir(d):
+                with open("%s/%s/comm" % (d, t)) as f:
+                    if f.read().strip() == name:
+                        return int(t)
+        except OSError:
+            continue
+    return None
+
+
+@test
+def vhost_worker_never_asked():
+    """A real vhost worker (/dev/vhost-vsock owned and kept busy by
+    tests/workload/vhostload) never returns to user mode: it is never
+    asked to read itself but read directly, counted as a user worker
+    (Linux 6.4 on, where it is a thread of the process that pid= attaches)
+    or as a kernel thread (before); no read stays queued on it and rmmod
+    goes through at once."""
+    needs_cpus(2)
+    if sh("modprobe vhost_vsock", check_rc=False).returncode or \
+            not os.path.exists("/dev/vhost-vsock"):
+        raise TestSkip("no vhost_vsock in this kernel")
+    load()
+    ready = os.path.join(OUT, "vhostload.ready.json")
+    if os.path.exists(ready):
+        os.unlink(ready)
+    v = subprocess.Popen([VHOSTLOAD, "--seconds", "30", "--ready", ready],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True)
+    c = None
+    try:
+        wait_for(lambda: os.path.exists(ready) or v.poll() is not None, 30,
+                 "vhostload")
+        if v.poll() is not None:
+            raise TestFailure("vhostload: %s" % v.stdout.read())
+        os.sched_setaffinity(v.pid, {0})
+        worker = find_thread("vhost-%d" % v.pid, v.pid)
+        user_worker = worker is not None
+        if not user_worker:
+            worker = find_thread("vhost-%d" % v.pid)
+        check(worker, "no vhost-%d thread: %s" % (
+            v.pid, sh("ps -eLo pid,tid,comm | grep -e vhost -e %d" % v.pid,
+                      check_rc=False).stdout))
+        os.sched_setaffinity(worker, {1})
+        target = ["--pid", str(v.pid)] if user_worker else \
+            ["--tid", str(worker)]
+        c = Cat("vhost", *target, "--interval", "10ms", "--events",
+                "task-clock", "--read", "kick")
+        c.wait_started(2 if user_worker else 1)
+        pin_kthread("vcpuperf/%d" % collection_of(c.proc.pid), {0})
+        time.sleep(3)
+        s = read_stats(c.proc.pid)
+        queued = re.search(r"reads queued on threads: (\d+)",
+                           read_file("status"))
+        rc = c.stop()
+        check(rc == 0, "vcpuperf-cat exit %d" % rc)
+        t0 = time.time()
+        unload(tries=1)
+        took = time.time() - t0
+    finally:
+        if c and c.proc.poll() is None:
+            c.proc.kill()
+        v.kill()
+        v.wait()
+    busy = sum(r["task_clock"] or 0 for r in c.rows() if r["tid"] == worker)
+    print("  vhost-%d (%s): %.0f ms on a CPU in 3 s; %d user-worker and %d "
+          "kthread fallbacks, %d self-reads, %d kicks, %s reads queued; "
+          "rmmod %.2f s" % (v.pid, "user worker" if user_worker else
+                            "kernel thread", busy / MS, s["user_worker"],
+                            s["kthread"], s["self"], s["kicks"],
+                            queued.group(1) if queued else "?", took))
+    check(busy > 0.1 * 3000 * MS, "the worker was not kept busy: %d ns" % busy)
+    if user_worker:
+        check(s["user_worker"] > 0, "never found the worker running: %s" % s)
+    else:
+        check(s["kthread"] > 0, "never found the worker running: %s" % s)
+    check(queued and queued.group(1) == "0",
+          "reads queued: %s" % (queued.group(0) if queued else None))
+
+
+def collection_of(owner):
+    """The number of the collection owned by pid @owner."""
+    m = re.search(r"collection (\d+): /dev/vcpuperf, owner pid %d " % owner,
+                  read_file("status"))
+    check(m, "no collection of pid %d" % owner)
+    return int(m.group(1))
 
 
 @test

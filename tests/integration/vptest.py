@@ -91,9 +91,26 @@ def load(params=""):
     sh("insmod %s %s" % (MODULE, params))
 
 
-def unload():
-    if module_loaded():
-        sh("rmmod vcpuperf", timeout=60)
+def unload(tries=50):
+    """rmmod vcpuperf.  A counter read queued on a thread that stays in the
+    kernel for more than 100 ms holds the module until the thread comes
+    back ("in use"): tried again every 0.2 s, @tries times."""
+    while module_loaded():
+        p = sh("rmmod vcpuperf", check_rc=False, timeout=60)
+        if p.returncode == 0:
+            return
+        tries -= 1
+        if tries <= 0 or "in use" not in p.stderr:
+            raise TestFailure("rmmod vcpuperf: %s%s" % (p.stderr, read_status()))
+        time.sleep(0.2)
+
+
+def read_status():
+    try:
+        with open(os.path.join(DEBUGFS, "status")) as f:
+            return f.read()
+    except OSError:
+        return ""
 
 
 def control(cmd):
