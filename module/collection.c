@@ -238,26 +238,24 @@ int vp_coll_set_ring(struct vp_coll *c, u32 kb, char *err, size_t errlen)
 	lockdep_assert_held(&c->lock);
 	if (kb == c->ring_kb)
 		return 0;
-	if (kb > c->ring_kb)
-		ret = vp_reserve(mod, false, kb - c->ring_kb);
+	/* Both rings exist while the records move: both count. */
+	ret = vp_reserve(mod, false, kb);
 	if (ret) {
 		snprintf(err, errlen,
-			 "ring memory of all collections would exceed ring_total_kb=%llu",
-			 mod->ring_total_kb);
+			 "ring memory of all collections would exceed ring_total_kb=%llu while the records move to the new ring (old and new: %u KiB)",
+			 mod->ring_total_kb, c->ring_kb + kb);
 		return ret;
 	}
 	ret = vp_ring_resize(&c->ring, (size_t)kb * SZ_1K);
 	if (ret) {
-		if (kb > c->ring_kb)
-			vp_unreserve(mod, false, kb - c->ring_kb);
+		vp_unreserve(mod, false, kb);
 		if (ret == -EBUSY)
 			snprintf(err, errlen,
 				 "the records queued do not fit in %u KiB (read them first)",
 				 kb);
 		return ret;
 	}
-	if (kb < c->ring_kb)
-		vp_unreserve(mod, false, c->ring_kb - kb);
+	vp_unreserve(mod, false, c->ring_kb);
 	c->ring_kb = kb;
 	return 0;
 }

@@ -108,6 +108,9 @@ static bool vp_ring_fits(const struct vp_ring *ring, size_t size)
 	return ring->wr - ring->rd <= size / VP_RESERVE_DIV * (VP_RESERVE_DIV - 1);
 }
 
+/* Bytes copied between two chances to reschedule while resizing. */
+#define VP_RESIZE_CHUNK	(1024 * 1024)
+
 /**
  * vp_ring_resize() - move the ring to a buffer of another size
  * @ring:	the ring
@@ -116,7 +119,11 @@ static bool vp_ring_fits(const struct vp_ring *ring, size_t size)
  * The records queued move along, at the same positions, so sequence
  * numbers and the reader carry on as if nothing happened.  Producers must
  * be excluded by the caller (they run under the collection's lock); the
- * reader may go on.
+ * reader may go on.  The copy, up to a whole ring of queued records, is
+ * made outside the ring's lock and in chunks with a chance to reschedule
+ * between them: only the reader can change the ring meanwhile, and it
+ * only consumes, so the copied span [rd at the start, wr) still holds
+ * every record queued when the new buffer takes over, under the lock.
  *
  * Return: 0, -EBUSY when the records queued would take more than the new
  * ring's room for samples, -ENOMEM.
@@ -125,8 +132,8 @@ int vp_ring_resize(struct vp_ring *ring, size_t size)
 {
 	unsigned long flags;
 	u8 *buf, *old;
-	size_t n;
-	u64 pos;
+	size_t n, old_size;
+	u64 pos, wr;
 
 	buf = vmalloc(size);
 	if (!buf)
@@ -137,15 +144,21 @@ int vp_ring_resize(struct vp_ring *ring, size_t size)
 		vfree(buf);
 		return -EBUSY;
 	}
-	/* Spans contiguous in both buffers, so no bounce buffer. */
-	for (pos = ring->rd; pos < ring->wr; pos += n) {
-		size_t from = pos % ring->size, to = pos % size;
-
-		n = min3((size_t)(ring->wr - pos), ring->size - from,
-			 size - to);
-		memcpy(buf + to, ring->buf + from, n);
-	}
+	pos = ring->rd;
+	wr = ring->wr;
 	old = ring->buf;
+	old_size = ring->size;
+	spin_unlock_irqrestore(&ring->lock, flags);
+	/* Spans contiguous in both buffers, so no bounce buffer. */
+	for (; pos < wr; pos += n) {
+		size_t from = pos % old_size, to = pos % size;
+
+		n = min3((size_t)(wr - pos), old_size - from, size - to);
+		n = min_t(size_t, n, VP_RESIZE_CHUNK);
+		memcpy(buf + to, old + from, n);
+		cond_resched();
+	}
+	spin_lock_irqsave(&ring->lock, flags);
 	ring->buf = buf;
 	ring->size = size;
 	ring->reserve = size / VP_RESERVE_DIV;

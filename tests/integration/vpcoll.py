@@ -474,7 +474,7 @@ def limits_and_reasons_per_collection():
     the queued records; a rejected command's reason reaches its own
     collection's writer only; dup() and fork() share a collection, which
     ends with its last descriptor."""
-    load("max_collections=3 ring_kb=64 ring_total_kb=320 max_targets=2")
+    load("max_collections=3 ring_kb=64 ring_total_kb=384 max_targets=2")
     fds = [os.open(DEVICE, os.O_RDWR | os.O_NONBLOCK) for _ in range(3)]
     try:
         try:
@@ -483,8 +483,9 @@ def limits_and_reasons_per_collection():
         except OSError as e:
             check(e.errno == errno.EUSERS, "4th open: %s" %
                   errno.errorcode.get(e.errno))
-        # 4 rings of 64 KiB are in use (the default collection's too): 64
-        # KiB more fit, 128 do not.
+        # 4 rings of 64 KiB are in use (the default collection's too), and
+        # a resize holds the old ring and the new one while the records
+        # move: a new ring of 128 KiB fits, one of 192 KiB does not.
         check(dev_control("ring 192K", fds[0]) == errno.ENOSPC,
               "ring beyond ring_total_kb")
         err, why = last_error(fds[0])
