@@ -215,8 +215,9 @@ static int vp_start_tasks(struct vp_coll *c, struct task_struct **tasks,
 	return ret;
 }
 
-static int vp_attach_tids(struct vp_coll *c, struct vp_cmd *cmd,
-			  struct pid_namespace *ns, char *err, size_t errlen)
+static int vp_attach_tids(struct vp_coll *c, const struct file *file,
+			  struct vp_cmd *cmd, struct pid_namespace *ns,
+			  char *err, size_t errlen)
 {
 	struct vcpuperf_event_desc *descs;
 	struct task_struct **tasks;
@@ -258,6 +259,9 @@ static int vp_attach_tids(struct vp_coll *c, struct vp_cmd *cmd,
 			goto err_put;
 		}
 		tasks[n++] = task;
+		ret = vp_may_count(file, task, cmd->ids[i], err, errlen);
+		if (ret)
+			goto err_put;
 		if (xa_load(&c->by_tid, task_pid_nr(task))) {
 			snprintf(err, errlen, "thread %u already attached",
 				 cmd->ids[i]);
@@ -342,9 +346,9 @@ static struct task_struct *vp_cmd_process(const struct vp_cmd *cmd)
 	return task;
 }
 
-static int vp_attach_process(struct vp_coll *c, struct vp_cmd *cmd,
-			     struct pid_namespace *ns, char *err,
-			     size_t errlen)
+static int vp_attach_process(struct vp_coll *c, const struct file *file,
+			     struct vp_cmd *cmd, struct pid_namespace *ns,
+			     char *err, size_t errlen)
 {
 	u32 room = c->mod->max_targets - c->nr_targets;
 	struct task_struct **tasks, *task;
@@ -368,6 +372,9 @@ static int vp_attach_process(struct vp_coll *c, struct vp_cmd *cmd,
 		ret = -EEXIST;
 		goto err_task;
 	}
+	ret = vp_may_count(file, task, cmd->ids[0], err, errlen);
+	if (ret)
+		goto err_task;
 	g = kzalloc(sizeof(*g), GFP_KERNEL);
 	tasks = kvcalloc(room, sizeof(*tasks), GFP_KERNEL);
 	if (!g || !tasks) {
@@ -404,6 +411,7 @@ err_task:
 /**
  * vp_attach() - carry out an attach command
  * @c:		the collection, lock held
+ * @file:	the file the command was written to (NULL: the module's own)
  * @cmd:	the parsed command
  * @err:	reason on failure
  * @errlen:	size of @err
@@ -419,10 +427,13 @@ err_task:
  * that has exited (a zombie included) is -ESRCH, as is a process with no
  * thread left that has not exited.
  *
+ * Each thread (for pid= and qemu=, the process) is checked against the
+ * authority of the file's opener first (access.c).
+ *
  * Return: 0 or a negative errno as documented in the uapi header.
  */
-int vp_attach(struct vp_coll *c, struct vp_cmd *cmd, char *err,
-	      size_t errlen)
+int vp_attach(struct vp_coll *c, const struct file *file, struct vp_cmd *cmd,
+	      char *err, size_t errlen)
 {
 	struct pid_namespace *ns = task_active_pid_ns(current);
 	int ret;
@@ -433,8 +444,8 @@ int vp_attach(struct vp_coll *c, struct vp_cmd *cmd, char *err,
 		return ret;
 	vp_end_exited(c);
 	if (cmd->kind == VCPUPERF_TARGET_TID)
-		return vp_attach_tids(c, cmd, ns, err, errlen);
-	return vp_attach_process(c, cmd, ns, err, errlen);
+		return vp_attach_tids(c, file, cmd, ns, err, errlen);
+	return vp_attach_process(c, file, cmd, ns, err, errlen);
 }
 
 /**

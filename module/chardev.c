@@ -97,7 +97,7 @@ static ssize_t vp_dev_write(struct file *file, const char __user *ubuf,
 {
 	struct vp_dev_file *df = file->private_data;
 
-	return vp_control_write(df->coll, ubuf, count);
+	return vp_control_write(df->coll, file, ubuf, count);
 }
 
 static __poll_t vp_dev_poll(struct file *file, poll_table *wait)

@@ -13,12 +13,12 @@
 #include "vcpuperf.h"
 
 /* Carry out a parsed command; the collection's lock is held. */
-static int vp_control_do(struct vp_coll *c, struct vp_cmd *cmd, char *err,
-			 size_t errlen)
+static int vp_control_do(struct vp_coll *c, const struct file *file,
+			 struct vp_cmd *cmd, char *err, size_t errlen)
 {
 	switch (cmd->op) {
 	case VP_OP_ATTACH:
-		return vp_attach(c, cmd, err, errlen);
+		return vp_attach(c, file, cmd, err, errlen);
 	case VP_OP_DETACH:
 		return vp_detach(c, cmd, err, errlen);
 	case VP_OP_DETACH_ALL:
@@ -44,6 +44,9 @@ static int vp_control_do(struct vp_coll *c, struct vp_cmd *cmd, char *err,
 /**
  * vp_control_apply() - parse and carry out one control command
  * @c:		the collection, lock not held
+ * @file:	the file it was written to, whose opener's authority an
+ *		attach is checked against (access.c); NULL for the module's
+ *		own commands
  * @buf:	the command bytes
  * @len:	their number
  *
@@ -52,7 +55,8 @@ static int vp_control_do(struct vp_coll *c, struct vp_cmd *cmd, char *err,
  *
  * Return: 0 or a negative errno as documented in the uapi header.
  */
-int vp_control_apply(struct vp_coll *c, const char *buf, size_t len)
+int vp_control_apply(struct vp_coll *c, const struct file *file,
+		     const char *buf, size_t len)
 {
 	char err[VP_ERR_LEN] = "";
 	struct vp_cmd *cmd;
@@ -69,7 +73,7 @@ int vp_control_apply(struct vp_coll *c, const char *buf, size_t len)
 		strscpy(err, "module is unloading", sizeof(err));
 	}
 	if (!ret)
-		ret = vp_control_do(c, cmd, err, sizeof(err));
+		ret = vp_control_do(c, file, cmd, err, sizeof(err));
 	if (ret == -ENOMEM && !err[0])
 		strscpy(err, "out of memory", sizeof(err));
 	if (ret)
@@ -84,6 +88,7 @@ int vp_control_apply(struct vp_coll *c, const char *buf, size_t len)
 /**
  * vp_control_write() - carry out one command written by userspace
  * @c:		the collection
+ * @file:	the file it was written to
  * @ubuf:	the command, one per write(), with or without a newline
  * @count:	its length
  *
@@ -92,8 +97,8 @@ int vp_control_apply(struct vp_coll *c, const char *buf, size_t len)
  * Return: @count, or a negative errno as for vp_control_apply() (-E2BIG
  * for a command over VCPUPERF_CMD_MAX bytes, -EFAULT).
  */
-ssize_t vp_control_write(struct vp_coll *c, const char __user *ubuf,
-			 size_t count)
+ssize_t vp_control_write(struct vp_coll *c, const struct file *file,
+			 const char __user *ubuf, size_t count)
 {
 	char *buf;
 	int ret;
@@ -107,7 +112,7 @@ ssize_t vp_control_write(struct vp_coll *c, const char __user *ubuf,
 	buf = memdup_user(ubuf, count);
 	if (IS_ERR(buf))
 		return PTR_ERR(buf);
-	ret = vp_control_apply(c, buf, count);
+	ret = vp_control_apply(c, file, buf, count);
 	kfree(buf);
 	return ret ? ret : count;
 }

@@ -60,7 +60,7 @@ static ssize_t vp_control_file_write(struct file *file,
 {
 	struct vp_module *mod = file_inode(file)->i_private;
 
-	return vp_control_write(mod->dflt, ubuf, count);
+	return vp_control_write(mod->dflt, file, ubuf, count);
 }
 
 static const struct file_operations vp_control_fops = {

@@ -99,7 +99,7 @@ static int vp_param_attach(struct vp_coll *c)
 		pr_err("parameters too long\n");
 		ret = n;
 	} else {
-		ret = vp_control_apply(c, cmd, n);
+		ret = vp_control_apply(c, NULL, cmd, n);
 		if (ret)
 			pr_err("load-time attach failed (%s): %s\n",
 			       vp_errno_name(ret), c->last_error);

@@ -463,13 +463,17 @@ void vp_target_free(struct vp_coll *c, struct vp_target *t);
 int vp_parse_vcpu(const char *comm);
 
 /* attach.c */
-int vp_attach(struct vp_coll *c, struct vp_cmd *cmd, char *err,
-	      size_t errlen);
+int vp_attach(struct vp_coll *c, const struct file *file, struct vp_cmd *cmd,
+	      char *err, size_t errlen);
 int vp_detach(struct vp_coll *c, const struct vp_cmd *cmd, char *err,
 	      size_t errlen);
 void vp_detach_all(struct vp_coll *c, u32 reason);
 void vp_forget_all(struct vp_coll *c);
 void vp_scan_groups(struct vp_coll *c);
+
+/* access.c */
+int vp_may_count(const struct file *file, struct task_struct *task,
+		 pid_t tid, char *err, size_t errlen);
 
 /* process.c */
 int vp_proc_start(struct vp_coll *c, struct vp_group *g,
@@ -522,9 +526,10 @@ void vp_sampler_stop(struct vp_coll *c);
 void vp_sampler_kick(struct vp_coll *c);
 
 /* control.c */
-int vp_control_apply(struct vp_coll *c, const char *buf, size_t len);
-ssize_t vp_control_write(struct vp_coll *c, const char __user *ubuf,
-			 size_t count);
+int vp_control_apply(struct vp_coll *c, const struct file *file,
+		     const char *buf, size_t len);
+ssize_t vp_control_write(struct vp_coll *c, const struct file *file,
+			 const char __user *ubuf, size_t count);
 void vp_control_show(struct seq_file *m, struct vp_coll *c);
 
 /* reader.c */

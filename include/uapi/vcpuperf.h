@@ -94,7 +94,10 @@
  * per-command limits below, -ENOSPC target table full (the module's
  * max_targets) or ring memory exhausted (ring_total_kb), -EEXIST thread
  * already attached to this collection, -EBUSY queued records do not fit in
- * the new ring size, -ENODEV module unloading.  A failed command changes
+ * the new ring size, -ENODEV module unloading, -EPERM the file's opener
+ * lacks CAP_SYS_ADMIN, -EACCES the file's opener may not trace a thread
+ * named (an attach carries the authority of the file's opener, checked
+ * when it is carried out).  A failed command changes
  * nothing; its reason is kept for the collection's writer (see above) and
  * logged (rate-limited).
  */

@@ -197,6 +197,80 @@ def permission_checked_at_open():
     check(out[1] == "EACCES", "uid 65534 opened control itself")
 
 
+# What the helper does with a /dev/vcpuperf descriptor (argv[3]: the
+# number of one it was handed, or "open": open it, then drop to uid
+# 65534): read the collection's header, then attach a root thread and
+# another user's, each on its own, printing the errnos as JSON.
+ATTACH_HELPER = """
+import errno, json, os, sys
+root_tid, user_tid = int(sys.argv[1]), int(sys.argv[2])
+if sys.argv[3] != "open":
+    fd = int(sys.argv[3])
+else:
+    fd = os.open("/dev/vcpuperf", os.O_RDWR | os.O_NONBLOCK)
+    os.setresgid(65534, 65534, 65534)
+    os.setresuid(65534, 65534, 65534)
+out = {"uid": os.getuid(), "header": len(os.read(fd, 4096))}
+for name, tid in (("root", root_tid), ("user", user_tid)):
+    try:
+        os.write(fd, b"attach tid=%d events=task-clock" % tid)
+        out[name] = "ok"
+    except OSError as e:
+        out[name] = errno.errorcode[e.errno]
+print(json.dumps(out))
+"""
+
+
+@test
+def attach_authority_is_the_openers():
+    """A /dev/vcpuperf descriptor carries the authority of its opener,
+    checked at each attach: opened by root with CAP_SYS_ADMIN but without
+    CAP_SYS_PTRACE, then used as uid 65534, it reads its collection and
+    attaches root's thread (the opener's uid) but not another user's
+    (EACCES, as ptrace would refuse the opener); opened by root and
+    handed to uid 65534, it attaches both."""
+    load()
+    mine = subprocess.Popen(["sleep", "600"])
+    theirs = subprocess.Popen(["setpriv", "--reuid=1000", "--regid=1000",
+                               "--clear-groups", "sleep", "600"])
+    try:
+        time.sleep(0.2)
+        # opened by root + CAP_SYS_ADMIN (+ CAP_SETUID to drop to 65534)
+        p = subprocess.run(["setpriv", "--bounding-set=-all,+sys_admin,"
+                            "+setuid,+setgid", "--inh-caps=-all",
+                            sys.executable, "-c", ATTACH_HELPER,
+                            str(mine.pid), str(theirs.pid), "open"],
+                           capture_output=True, text=True, timeout=60)
+        check(p.returncode == 0, "helper: %s" % p.stderr)
+        reduced = json.loads(p.stdout)
+        # opened by root, handed to uid 65534
+        fd = os.open("/dev/vcpuperf", os.O_RDWR | os.O_NONBLOCK)
+        try:
+            p = subprocess.run(NOBODY + ["--inh-caps=-all", sys.executable,
+                                         "-c", ATTACH_HELPER, str(mine.pid),
+                                         str(theirs.pid), str(fd)],
+                               pass_fds=(fd,), capture_output=True,
+                               text=True, timeout=60)
+        finally:
+            os.close(fd)
+        check(p.returncode == 0, "helper: %s" % p.stderr)
+        full = json.loads(p.stdout)
+    finally:
+        for t in (mine, theirs):
+            t.kill()
+            t.wait()
+    print("  opened by root + CAP_SYS_ADMIN only, used as uid %d: header "
+          "%d bytes, root's thread %s, uid 1000's %s; opened by root, used "
+          "as uid %d: %s, %s" % (reduced["uid"], reduced["header"],
+                                 reduced["root"], reduced["user"],
+                                 full["uid"], full["root"], full["user"]))
+    check(reduced["uid"] == 65534 and reduced["header"] >= 64 and
+          reduced["root"] == "ok" and reduced["user"] == "EACCES",
+          "reduced opener: %s" % reduced)
+    check(full["uid"] == 65534 and full["root"] == "ok" and
+          full["user"] == "ok", "root opener: %s" % full)
+
+
 # ------------------------------------------------------- special targets
 
 def oracle(tid, proc="/proc"):

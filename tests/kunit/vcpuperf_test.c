@@ -607,7 +607,7 @@ static void vpk_control_apply_rejects(struct kunit *test)
 	for (i = 0; i < ARRAY_SIZE(vpk_bad_cmds); i++) {
 		const struct vpk_bad_cmd *b = &vpk_bad_cmds[i];
 
-		ret = vp_control_apply(vp, b->s, strlen(b->s));
+		ret = vp_control_apply(vp, NULL, b->s, strlen(b->s));
 		KUNIT_EXPECT_EQ_MSG(test, ret, b->err, "'%s'", b->s);
 		KUNIT_EXPECT_EQ_MSG(test, vp->last_errno, b->err, "'%s'", b->s);
 		KUNIT_EXPECT_NE_MSG(test, vp->last_error[0], '\0', "'%s'",
@@ -618,7 +618,7 @@ static void vpk_control_apply_rejects(struct kunit *test)
 		const struct vpk_bad_cmd *b = &module_bad[i];
 
 		vp->last_error[0] = '\0';
-		ret = vp_control_apply(vp, b->s, strlen(b->s));
+		ret = vp_control_apply(vp, NULL, b->s, strlen(b->s));
 		KUNIT_EXPECT_EQ_MSG(test, ret, b->err, "'%s': %s", b->s,
 				    vp->last_error);
 		KUNIT_EXPECT_EQ_MSG(test, vp->last_errno, b->err, "'%s'", b->s);
@@ -630,7 +630,7 @@ static void vpk_control_apply_rejects(struct kunit *test)
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, big);
 	memset(big, ' ', VCPUPERF_CMD_MAX + 1);
 	memcpy(big, "stop", 4);
-	KUNIT_EXPECT_EQ(test, vp_control_apply(vp, big, VCPUPERF_CMD_MAX + 1),
+	KUNIT_EXPECT_EQ(test, vp_control_apply(vp, NULL, big, VCPUPERF_CMD_MAX + 1),
 			-E2BIG);
 	vpk_assert_untouched(test, vp, "oversized stop");
 }
@@ -1777,24 +1777,24 @@ static void vpk_control_attach_detach(struct kunit *test)
 	n = scnprintf(cmd, sizeof(cmd),
 		      "attach tid=%d events=task-clock,cs,cycles guest_only",
 		      task_pid_nr(w->task));
-	KUNIT_ASSERT_EQ_MSG(test, vp_control_apply(vp, cmd, n), 0, "%s",
+	KUNIT_ASSERT_EQ_MSG(test, vp_control_apply(vp, NULL, cmd, n), 0, "%s",
 			    vp->last_error);
 	KUNIT_EXPECT_EQ(test, vp->nr_targets, 1U);
 	KUNIT_EXPECT_NOT_NULL(test, xa_load(&vp->by_tid, task_pid_nr(w->task)));
 	/* The same thread again: -EEXIST, nothing changes. */
-	KUNIT_EXPECT_EQ(test, vp_control_apply(vp, cmd, n), -EEXIST);
+	KUNIT_EXPECT_EQ(test, vp_control_apply(vp, NULL, cmd, n), -EEXIST);
 	KUNIT_EXPECT_EQ(test, vp->nr_targets, 1U);
-	KUNIT_EXPECT_EQ(test, vp_control_apply(vp, "interval 5ms", 12), 0);
+	KUNIT_EXPECT_EQ(test, vp_control_apply(vp, NULL, "interval 5ms", 12), 0);
 	KUNIT_EXPECT_EQ(test, vp->interval_ns, 5 * NSEC_PER_MSEC);
 	msleep(50);	/* let the sampler take a few samples */
 
 	n = scnprintf(cmd, sizeof(cmd), "detach tid=%d\n",
 		      task_pid_nr(w->task));
-	KUNIT_EXPECT_EQ(test, vp_control_apply(vp, cmd, n), 0);
+	KUNIT_EXPECT_EQ(test, vp_control_apply(vp, NULL, cmd, n), 0);
 	KUNIT_EXPECT_EQ(test, vp->nr_targets, 0U);
 	KUNIT_EXPECT_TRUE(test, xa_empty(&vp->by_tid));
-	KUNIT_EXPECT_EQ(test, vp_control_apply(vp, cmd, n), -ESRCH);
-	KUNIT_EXPECT_EQ(test, vp_control_apply(vp, "stop", 4), 0);
+	KUNIT_EXPECT_EQ(test, vp_control_apply(vp, NULL, cmd, n), -ESRCH);
+	KUNIT_EXPECT_EQ(test, vp_control_apply(vp, NULL, "stop", 4), 0);
 	KUNIT_EXPECT_TRUE(test, vp->ring.ended);
 
 	got = vp_ring_pop(&vp->ring, out, 64 * 1024);
@@ -2092,7 +2092,7 @@ static void vpk_files_and_reader(struct kunit *test)
 	smp_store_mb(mod->unloading, true);
 	KUNIT_EXPECT_EQ(test, vp_file_get(mod), -ENODEV);
 	KUNIT_EXPECT_EQ(test, atomic_read(&mod->files_open), 2);
-	KUNIT_EXPECT_EQ(test, vp_control_apply(vp, "interval 5ms", 12),
+	KUNIT_EXPECT_EQ(test, vp_control_apply(vp, NULL, "interval 5ms", 12),
 			-ENODEV);
 	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(vp_coll_create(mod, false)),
 			-ENODEV);
@@ -2114,7 +2114,7 @@ static int vpk_attach_worker(struct vp_coll *vp, struct vpk_worker *w)
 
 	n = scnprintf(cmd, sizeof(cmd), "attach tid=%d events=task-clock,cs",
 		      task_pid_nr(w->task));
-	return vp_control_apply(vp, cmd, n);
+	return vp_control_apply(vp, NULL, cmd, n);
 }
 
 static void vpk_collections(struct kunit *test)
@@ -2207,18 +2207,18 @@ static void vpk_read_modes(struct kunit *test)
 	struct vp_coll *vp = vpk_coll_new(test, false);
 
 	KUNIT_EXPECT_EQ(test, vp->read_mode, (u32)VCPUPERF_READ_AUTO);
-	KUNIT_EXPECT_EQ(test, vp_control_apply(vp, "interval 10ms", 13), 0);
+	KUNIT_EXPECT_EQ(test, vp_control_apply(vp, NULL, "interval 10ms", 13), 0);
 	KUNIT_EXPECT_EQ(test, vp_read_mode(vp), (u32)VCPUPERF_READ_KICK);
-	KUNIT_EXPECT_EQ(test, vp_control_apply(vp, "interval 50ms", 13), 0);
+	KUNIT_EXPECT_EQ(test, vp_control_apply(vp, NULL, "interval 50ms", 13), 0);
 	KUNIT_EXPECT_EQ(test, vp_read_mode(vp), (u32)VCPUPERF_READ_LAZY);
-	KUNIT_EXPECT_EQ(test, vp_control_apply(vp, "read direct", 11), 0);
+	KUNIT_EXPECT_EQ(test, vp_control_apply(vp, NULL, "read direct", 11), 0);
 	KUNIT_EXPECT_EQ(test, vp_read_mode(vp), (u32)VCPUPERF_READ_DIRECT);
-	KUNIT_EXPECT_EQ(test, vp_control_apply(vp, "read kick", 9), 0);
+	KUNIT_EXPECT_EQ(test, vp_control_apply(vp, NULL, "read kick", 9), 0);
 	KUNIT_EXPECT_EQ(test, vp_read_mode(vp), (u32)VCPUPERF_READ_KICK);
-	KUNIT_EXPECT_EQ(test, vp_control_apply(vp, "read lazy", 9), 0);
+	KUNIT_EXPECT_EQ(test, vp_control_apply(vp, NULL, "read lazy", 9), 0);
 	KUNIT_EXPECT_EQ(test, vp_read_mode(vp), (u32)VCPUPERF_READ_LAZY);
-	KUNIT_EXPECT_EQ(test, vp_control_apply(vp, "read often", 10), -EINVAL);
-	KUNIT_EXPECT_EQ(test, vp_control_apply(vp, "read", 4), -EINVAL);
+	KUNIT_EXPECT_EQ(test, vp_control_apply(vp, NULL, "read often", 10), -EINVAL);
+	KUNIT_EXPECT_EQ(test, vp_control_apply(vp, NULL, "read", 4), -EINVAL);
 	KUNIT_EXPECT_EQ(test, vp_read_mode(vp), (u32)VCPUPERF_READ_LAZY);
 }
 
@@ -2242,8 +2242,8 @@ static void vpk_read_kthread(struct kunit *test)
 	w = vpk_worker_new(test, 0, 0, 2 * NSEC_PER_SEC, true);
 	n = scnprintf(cmd, sizeof(cmd), "attach tid=%d events=task-clock",
 		      task_pid_nr(w->task));
-	KUNIT_ASSERT_EQ(test, vp_control_apply(vp, cmd, n), 0);
-	KUNIT_EXPECT_EQ(test, vp_control_apply(vp, "read kick", 9), 0);
+	KUNIT_ASSERT_EQ(test, vp_control_apply(vp, NULL, cmd, n), 0);
+	KUNIT_EXPECT_EQ(test, vp_control_apply(vp, NULL, "read kick", 9), 0);
 	vpk_worker_go(w);
 	while (!vp->reads.fb_kthread && ktime_get_ns() < deadline) {
 		mutex_lock(&vp->lock);
