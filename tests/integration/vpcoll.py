@@ -762,6 +762,45 @@ def idle_collection_memory():
     check(per <= 64, "%.1f KiB per idle collection beyond its ring" % per)
 
 
+@test
+def per_vm_memory_follows_the_process():
+    """The whole-process counters of a pid= attach (process_totals) take
+    memory by the threads the process has, not by max_targets: 32
+    processes of 3 threads, one event, attached with process_totals,
+    cost at most 32 KiB each, their targets and counters included
+    (measured by /proc/meminfo: unreclaimable slab and vmalloc; 21 KiB
+    under 6.1, and 278 KiB when each process had an array of max_targets
+    entries)."""
+    load()
+    n = 32
+    ws = [Workload("pvmem%d" % i, "--threads", "2", "--hold-ms", "600000")
+          for i in range(n)]
+    fd = os.open(DEVICE, os.O_RDWR | os.O_NONBLOCK)
+    try:
+        check(dev_control("interval 60s", fd) == 0, "interval")
+        sh("sync; echo 3 > /proc/sys/vm/drop_caches")
+        before = meminfo()
+        for w in ws:
+            check(dev_control("attach pid=%d events=task-clock "
+                              "process_totals" % w.pid, fd) == 0,
+                  "attach pid=%d" % w.pid)
+        after = meminfo()
+    finally:
+        os.close(fd)
+        for w in ws:
+            w.kill()
+    used = ((after["SUnreclaim"] - before["SUnreclaim"]) +
+            (after["VmallocUsed"] - before["VmallocUsed"]))
+    # Per process: 3 targets and 3 process counters (a perf_event is
+    # about 1.4 KiB, a target 1.8 KiB), the group and its records.
+    per = used / n
+    print("  %d processes with process_totals: %+d KiB unreclaimable slab, "
+          "%+d KiB vmalloc, %.1f KiB each" %
+          (n, after["SUnreclaim"] - before["SUnreclaim"],
+           after["VmallocUsed"] - before["VmallocUsed"], per))
+    check(per <= 32, "%.1f KiB per attached process" % per)
+
+
 def run_collections_tests(names=None):
     return [t for t in TESTS if not names or t.__name__ in names]
 
