@@ -2144,12 +2144,12 @@ static void vpk_collections(struct kunit *test)
 	KUNIT_EXPECT_NOT_NULL(test, ta->counters[0].event);
 
 	/* A command on one collection changes nothing of the other. */
-	KUNIT_EXPECT_EQ(test, vp_control_apply(a, "interval 7ms", 12), 0);
+	KUNIT_EXPECT_EQ(test, vp_control_apply(a, NULL, "interval 7ms", 12), 0);
 	KUNIT_EXPECT_EQ(test, b->interval_ns, VCPUPERF_INTERVAL_DEFAULT_NS);
-	KUNIT_EXPECT_EQ(test, vp_control_apply(a, "bogus", 5), -EINVAL);
+	KUNIT_EXPECT_EQ(test, vp_control_apply(a, NULL, "bogus", 5), -EINVAL);
 	KUNIT_EXPECT_EQ(test, a->last_errno, -EINVAL);
 	KUNIT_EXPECT_EQ(test, b->last_errno, 0);
-	KUNIT_EXPECT_EQ(test, vp_control_apply(a, "stop", 4), 0);
+	KUNIT_EXPECT_EQ(test, vp_control_apply(a, NULL, "stop", 4), 0);
 	KUNIT_EXPECT_TRUE(test, a->ring.ended);
 	KUNIT_EXPECT_FALSE(test, b->ring.ended);
 	KUNIT_EXPECT_EQ(test, b->nr_targets, 1U);
@@ -2166,22 +2166,22 @@ static void vpk_collections(struct kunit *test)
 
 	/* Ring memory: every ring is in use, a bigger one does not fit. */
 	KUNIT_EXPECT_EQ(test, mod->ring_kb_used, (u64)VPK_RING_TOTAL_KB);
-	KUNIT_EXPECT_EQ(test, vp_control_apply(b, "ring 128K", 9), -ENOSPC);
+	KUNIT_EXPECT_EQ(test, vp_control_apply(b, NULL, "ring 128K", 9), -ENOSPC);
 	KUNIT_EXPECT_EQ(test, b->ring_kb, VPK_RING_KB);
 	for (i = 0; i < n; i++)
 		vp_coll_destroy(more[i]);
 	KUNIT_EXPECT_EQ(test, mod->nr_open, 2U);
 	/* Now it fits, and the records queued move to the new ring. */
-	KUNIT_EXPECT_EQ(test, vp_control_apply(b, "ring 128K", 9), 0);
+	KUNIT_EXPECT_EQ(test, vp_control_apply(b, NULL, "ring 128K", 9), 0);
 	KUNIT_EXPECT_EQ(test, b->ring.size, (size_t)128 * SZ_1K);
 	KUNIT_EXPECT_EQ(test, vp_ring_first_seq(&b->ring), 1ULL);
 	KUNIT_EXPECT_GT(test, b->ring.records, 0ULL);
-	KUNIT_EXPECT_EQ(test, vp_control_apply(b, "ring 64K", 8), 0);
+	KUNIT_EXPECT_EQ(test, vp_control_apply(b, NULL, "ring 64K", 8), 0);
 	KUNIT_EXPECT_EQ(test, mod->ring_kb_used, 2ULL * VPK_RING_KB);
 
 	/* max_targets, per collection. */
 	mod->max_targets = 1;
-	KUNIT_EXPECT_EQ(test, vp_control_apply(b, "attach tid=1", 12), -ENOSPC);
+	KUNIT_EXPECT_EQ(test, vp_control_apply(b, NULL, "attach tid=1", 12), -ENOSPC);
 	mod->max_targets = VCPUPERF_MAX_TARGETS;
 
 	/* Closed with a thread attached: everything goes, the rest stays. */
@@ -2196,7 +2196,7 @@ static void vpk_collections(struct kunit *test)
 	vp_coll_end(a, VCPUPERF_DETACH_UNLOAD);
 	KUNIT_EXPECT_TRUE(test, a->ring.ended);
 	KUNIT_EXPECT_EQ(test, a->nr_targets, 0U);
-	KUNIT_EXPECT_EQ(test, vp_control_apply(a, "interval 5ms", 12), -ENODEV);
+	KUNIT_EXPECT_EQ(test, vp_control_apply(a, NULL, "interval 5ms", 12), -ENODEV);
 }
 
 /* ------------------------------------------------------------------ */
