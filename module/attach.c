@@ -208,6 +208,8 @@ static int vp_start_tasks(struct vp_coll *c, struct task_struct **tasks,
 			continue;
 		}
 		vp_target_start(c, t);
+		if (g)
+			vp_proc_own_start(g, t);
 		if (announce && t->id.vcpu != VCPUPERF_NO_VCPU)
 			vp_emit_vcpu_added(c, t);
 		cond_resched();	/* hundreds of counters are created here */

@@ -97,21 +97,22 @@ static bool vp_pmu_counts_cycles(struct task_struct *task)
  * @desc:	the event
  * @task:	the thread
  *
- * Must be called from process context.  On failure c->event stays NULL
- * and c->error holds the positive errno: the caller reports it
- * (c->pmu_lacks tells an event the PMU does not have from no PMU).
+ * The counter is shared with every other user of the same event on the
+ * same thread (shared.c); c->base takes its values now.  Must be called
+ * from process context.  On failure c->event stays NULL and c->error
+ * holds the positive errno: the caller reports it (c->pmu_lacks tells an
+ * event the PMU does not have from no PMU).
  */
 void vp_counter_create(struct vp_counter *c,
 		       const struct vcpuperf_event_desc *desc,
 		       struct task_struct *task)
 {
-	struct perf_event_attr attr;
 	struct perf_event *event;
 
 	might_sleep();
-	vp_build_attr(desc, &attr);
-	event = perf_event_create_kernel_counter(&attr, -1, task, NULL, NULL);
+	event = vp_shared_get(desc, task, false, &c->sh);
 	if (IS_ERR(event)) {
+		c->sh = NULL;
 		c->event = NULL;
 		c->error = -PTR_ERR(event);
 		c->pmu_lacks = c->error == ENOENT &&
@@ -121,6 +122,8 @@ void vp_counter_create(struct vp_counter *c,
 	}
 	c->event = event;
 	c->error = 0;
+	/* Shared with other users, maybe: this one counts from now. */
+	vp_event_read(event, &c->base);
 }
 
 /**
@@ -164,13 +167,14 @@ void vp_counter_read(struct vp_counter *c, struct vcpuperf_count *v)
 /**
  * vp_counter_release() - release a counter, if it exists
  * @c:		the counter slot
+ *
+ * Only this user's reference: the counter goes with its last user.
  */
 void vp_counter_release(struct vp_counter *c)
 {
-	if (c->event) {
-		perf_event_release_kernel(c->event);
-		c->event = NULL;
-	}
+	vp_shared_put(c->sh);
+	c->sh = NULL;
+	c->event = NULL;
 }
 
 /**

@@ -406,12 +406,35 @@ static u32 vp_sample_drop_errors(struct vp_target *t,
 	return newly;
 }
 
+/*
+ * The counts of a sample relative to each counter's base: what a counter
+ * of this target's own would read (the counter may be shared, shared.c).
+ */
+static void vp_sample_rebase(const struct vp_target *t,
+			     struct vcpuperf_sample *s, u32 counting)
+{
+	u32 i;
+
+	for (i = 0; i < t->nr_events; i++) {
+		const struct vcpuperf_count *b = &t->counters[i].base;
+
+		if (!(counting & BIT(i)))
+			continue;
+		s->counts[i].value -= b->value;
+		s->counts[i].enabled -= b->enabled;
+		s->counts[i].running -= b->running;
+	}
+}
+
 /* Account the sample, then report counters newly in error state. */
 static bool vp_sample_finish(struct vp_coll *c, struct vp_target *t,
 			     struct vcpuperf_sample *s, u32 counting,
 			     u32 exited, u64 window_ns, u32 flags)
 {
-	u32 newly = vp_sample_drop_errors(t, s, &counting);
+	u32 newly;
+
+	vp_sample_rebase(t, s, counting);
+	newly = vp_sample_drop_errors(t, s, &counting);
 	bool gone;
 	u32 i;
 

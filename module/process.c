@@ -10,14 +10,23 @@
  * afterwards (and their children, linked flat to T's counter); with
  * attr.inherit_thread (Linux 5.13) only in threads (clone with
  * CLONE_THREAD), not in child processes fork() makes nor what they exec,
- * so that the totals are the process's own, as /proc/PID/stat's.  A child's
- * count folds into the parent's child_count when it exits, and
+ * so that the totals are the process's own, as /proc/PID/stat's.  A
+ * child's count folds into the parent's child_count when it exits, and
  * perf_event_read_value() returns count + child_count + the live
  * children.  One such counter per event on every thread present at
  * attach therefore covers every thread created later, since each is
  * created by a thread of the process.  A thread created while the
  * counters are being made, by a thread that has none yet, is caught by a
  * rescan: it gets counters of its own unless it already inherited ours.
+ *
+ * vCPU threads get no such counter: every one of them is a target of the
+ * same attach, and a second counter per event would double its demand on
+ * the PMU (a vCPU thread recorded with 4 hardware events would ask for 8).
+ * Their own counters count for the process instead (vp_proc_own_start();
+ * a vCPU thread created later by a thread with process counters inherits
+ * one and is left to it); a thread a vCPU thread creates is not counted
+ * (QEMU's create none).  The counters are shared with other collections
+ * (shared.c), each with its own baseline.
  */
 #include <linux/mm.h>
 #include <linux/perf_event.h>
@@ -82,18 +91,28 @@ static bool vp_proc_inherited(const struct vp_proc *p, u32 nr_events,
 	return found;
 }
 
-/* Threads of @leader's process without process counters, referenced. */
+/*
+ * Threads of @leader's process without process counters, referenced (in
+ * @vcpus the vCPU threads, which get none).
+ */
 static u32 vp_proc_collect(const struct vp_proc *p, struct task_struct *leader,
-			   struct task_struct **tasks, u32 max)
+			   struct task_struct **tasks, u32 max, u32 *vcpus)
 {
 	struct task_struct *t;
 	u32 n = 0;
 
+	*vcpus = 0;
 	rcu_read_lock();
 	for_each_thread(leader, t) {
 		if (n == max)
 			break;
-		if ((t->flags & PF_EXITING) || vp_proc_has(p, t))
+		if (t->flags & PF_EXITING)
+			continue;
+		if (vp_parse_vcpu(t->comm) >= 0) {
+			(*vcpus)++;
+			continue;
+		}
+		if (vp_proc_has(p, t))
 			continue;
 		get_task_struct(t);
 		tasks[n++] = t;
@@ -126,22 +145,28 @@ static int vp_proc_room(struct vp_proc *p, u32 more, u32 limit)
 	return 0;
 }
 
-/* Inherited counters for every event of @g on @t, added to @p (room made). */
+/*
+ * Inherited counters for every event of @g on @t, added to @p (room
+ * made), shared with other collections' process totals of the same events
+ * (shared.c), counted from now.
+ */
 static void vp_proc_add(struct vp_proc *p, const struct vp_group *g,
 			struct task_struct *t)
 {
 	struct vp_pthread *pt = &p->threads[p->nr++];
-	struct perf_event_attr attr;
 	struct perf_event *ev;
 	u32 i;
 
 	pt->task = t;
 	for (i = 0; i < g->nr_events; i++) {
-		vp_build_attr(&g->events[i], &attr);
-		attr.inherit = 1;
-		attr.inherit_thread = 1;
-		ev = perf_event_create_kernel_counter(&attr, -1, t, NULL, NULL);
-		pt->event[i] = IS_ERR(ev) ? NULL : ev;
+		ev = vp_shared_get(&g->events[i], t, true, &pt->sh[i]);
+		if (IS_ERR(ev)) {
+			pt->sh[i] = NULL;
+			pt->event[i] = NULL;
+			continue;
+		}
+		pt->event[i] = ev;
+		vp_event_read(ev, &pt->base[i]);
 	}
 }
 
@@ -155,7 +180,7 @@ static int vp_proc_cover(struct vp_group *g, struct task_struct *leader,
 {
 	struct vp_proc *p = g->proc;
 	struct task_struct **tasks;
-	u32 scan, n, k, fresh;
+	u32 scan, n, k, fresh, vcpus;
 	int ret = 0;
 
 	tasks = kvcalloc(limit, sizeof(*tasks), GFP_KERNEL);
@@ -163,7 +188,9 @@ static int vp_proc_cover(struct vp_group *g, struct task_struct *leader,
 		return -ENOMEM;
 	for (scan = 0; scan < VP_PROC_SCANS && p->nr < limit; scan++) {
 		fresh = 0;
-		n = vp_proc_collect(p, leader, tasks, limit - p->nr);
+		n = vp_proc_collect(p, leader, tasks, limit - p->nr, &vcpus);
+		if (!scan)
+			p->vcpus = vcpus;
 		ret = vp_proc_room(p, n, limit);
 		if (ret) {
 			while (n)
@@ -203,8 +230,7 @@ void vp_proc_free(struct vp_group *g)
 		return;
 	for (k = 0; k < p->nr; k++) {
 		for (i = 0; i < g->nr_events; i++)
-			if (p->threads[k].event[i])
-				perf_event_release_kernel(p->threads[k].event[i]);
+			vp_shared_put(p->threads[k].sh[i]);
 		put_task_struct(p->threads[k].task);
 	}
 	kvfree(p->threads);
@@ -258,7 +284,7 @@ static void vp_emit_process(struct vp_coll *c, struct vp_group *g,
 	r->kind = g->kind;
 	r->flags = g->flags;
 	r->nr_events = g->nr_events;
-	r->threads = g->proc ? g->proc->nr : 0;
+	r->threads = g->proc ? g->proc->nr + g->proc->vcpus : 0;
 	r->interval_ns = READ_ONCE(c->interval_ns);
 	strscpy(r->comm, comm, sizeof(r->comm));
 	memcpy(r->vm, vm, sizeof(r->vm));
@@ -299,6 +325,60 @@ int vp_proc_start(struct vp_coll *c, struct vp_group *g,
 	return 0;
 }
 
+/* Add @v to @sum. */
+static void vp_count_add(struct vcpuperf_count *sum,
+			 const struct vcpuperf_count *v)
+{
+	sum->value += v->value;
+	sum->enabled += v->enabled;
+	sum->running += v->running;
+}
+
+/**
+ * vp_proc_own_start() - a target's own counters count for its process
+ * @g:		its group
+ * @t:		the target, its counters made, before its first sample
+ *
+ * For a vCPU thread of a process_totals group that holds no inherited
+ * process counter: not one present at attach (vp_proc_cover() leaves
+ * them out), nor one created since by a thread that holds one.
+ */
+void vp_proc_own_start(struct vp_group *g, struct vp_target *t)
+{
+	struct vp_proc *p = g->proc;
+
+	if (!p || t->id.vcpu == VCPUPERF_NO_VCPU ||
+	    vp_proc_inherited(p, g->nr_events, t->task))
+		return;
+	t->proc_own = true;
+	p->own++;
+}
+
+/**
+ * vp_proc_own_end() - a target counting for its process ends
+ * @g:		its group
+ * @t:		the target, with its last values
+ *
+ * Its counts stay in the process's totals.
+ */
+void vp_proc_own_end(struct vp_group *g, struct vp_target *t)
+{
+	struct vp_proc *p = g->proc;
+	u32 i;
+
+	if (!p || !t->proc_own)
+		return;
+	for (i = 0; i < t->nr_events; i++) {
+		if (!t->counters[i].event)
+			continue;
+		vp_count_add(&p->gone[i], &t->counters[i].last);
+		p->gone_mask |= BIT(i);
+	}
+	p->own--;
+	p->own_gone++;
+	t->proc_own = false;
+}
+
 /**
  * vp_proc_sample() - read a process's totals and queue them
  * @c:		the collection, lock held
@@ -307,14 +387,18 @@ int vp_proc_start(struct vp_coll *c, struct vp_group *g,
  *
  * Sums value, time_enabled and time_running of each event over the
  * threads that hold process counters, exited ones included (their
- * counters hold the counts of the threads they created).
+ * counters hold the counts of the threads they created), each from its
+ * baseline, and over the vCPU threads that count with their own counters
+ * (their values of this pass, or, for one whose thread read itself, of
+ * the pass before), ended ones included.
  */
 void vp_proc_sample(struct vp_coll *c, struct vp_group *g, u32 flags)
 {
 	struct vp_proc *p = g->proc;
 	struct vcpuperf_process_sample *s;
 	u32 k, i, counting = 0, exited = 0;
-	u64 enabled, running;
+	struct vcpuperf_count v;
+	struct vp_target *t;
 
 	lockdep_assert_held(&c->lock);
 	if (!p)
@@ -330,19 +414,31 @@ void vp_proc_sample(struct vp_coll *c, struct vp_group *g, u32 flags)
 			if (!pt->event[i])
 				continue;
 			counting |= BIT(i);
-			s->counts[i].value += perf_event_read_value(pt->event[i],
-								    &enabled,
-								    &running);
-			s->counts[i].enabled += enabled;
-			s->counts[i].running += running;
+			vp_event_read(pt->event[i], &v);
+			s->counts[i].value += v.value - pt->base[i].value;
+			s->counts[i].enabled += v.enabled - pt->base[i].enabled;
+			s->counts[i].running += v.running - pt->base[i].running;
 		}
 	}
+	list_for_each_entry(t, &c->targets, node) {
+		if (t->group != g || !t->proc_own)
+			continue;
+		for (i = 0; i < g->nr_events; i++) {
+			if (!t->counters[i].event)
+				continue;
+			counting |= BIT(i);
+			vp_count_add(&s->counts[i], &t->counters[i].last);
+		}
+	}
+	for (i = 0; i < g->nr_events; i++)
+		vp_count_add(&s->counts[i], &p->gone[i]);
+	counting |= p->gone_mask;
 	s->pid = g->nr;
 	s->nr_events = g->nr_events;
 	s->counting_mask = counting;
 	s->flags = flags;
-	s->threads = p->nr;
-	s->exited = exited;
+	s->threads = p->nr + p->own + p->own_gone;
+	s->exited = exited + p->own_gone;
 	s->interval_ns = READ_ONCE(c->interval_ns);
 	s->read_window_ns = ktime_get_ns() - s->rec.t_mono_ns;
 	vp_rec_emit(c, s, flags & VCPUPERF_SAMPLE_FINAL ? VP_REC_LIFECYCLE :

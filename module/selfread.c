@@ -94,6 +94,8 @@ static DEFINE_HASHTABLE(vp_sr_tasks, VP_SELFREAD_HASH_BITS);
  * @done:	pass whose values are in @vals, 0 for none
  * @nr:		entries in @events
  * @events:	the target's counters, NULL where there is none
+ * @shared:	the target's references on them, released by the thread
+ *		when the target ended while it read (shared.c)
  * @t_mono:	CLOCK_MONOTONIC of the first read
  * @t_wall:	CLOCK_REALTIME at the same moment
  * @window:	ns from the first to the last read
@@ -122,6 +124,7 @@ struct vp_selfread {
 	u64 done;
 	u32 nr;
 	struct perf_event *events[VCPUPERF_MAX_EVENTS];
+	struct vp_shared *shared[VCPUPERF_MAX_EVENTS];
 	u64 t_mono;
 	u64 t_wall;
 	u64 window;
@@ -247,8 +250,7 @@ static void vp_selfread_fn(struct callback_head *cb)
 	/* The target ended while this read: its counters are ours to go. */
 	if (release)
 		for (i = 0; i < nr; i++)
-			if (sr->events[i])
-				perf_event_release_kernel(sr->events[i]);
+			vp_shared_put(sr->shared[i]);
 	vp_sr_delist(sr);
 	vp_selfread_put(sr);
 	/*
@@ -293,8 +295,10 @@ void vp_selfread_set_events(struct vp_selfread *sr,
 
 	spin_lock(&sr->lock);
 	sr->nr = nr;
-	for (i = 0; i < nr; i++)
+	for (i = 0; i < nr; i++) {
 		sr->events[i] = counters[i].event;
+		sr->shared[i] = counters[i].sh;
+	}
 	spin_unlock(&sr->lock);
 }
 

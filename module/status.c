@@ -35,9 +35,10 @@ static void vp_status_counter(struct seq_file *m, const struct vp_counter *c,
 	}
 	if (!vp_scale(c->last.value, c->last.enabled, c->last.running, &scaled))
 		scaled = 0;
-	seq_printf(m, "  %-24s %s value %llu enabled %llu running %llu scaled %llu\n",
+	seq_printf(m, "  %-24s %s value %llu enabled %llu running %llu scaled %llu users %u\n",
 		   d->name, vp_counter_state(c), c->last.value,
-		   c->last.enabled, c->last.running, scaled);
+		   c->last.enabled, c->last.running, scaled,
+		   vp_shared_users(c->sh));
 }
 
 static void vp_status_target(struct seq_file *m, struct vp_target *t)

@@ -156,6 +156,9 @@ void vp_target_free(struct vp_coll *c, struct vp_target *t)
 		c->reads.self_ns += vp_selfread_cpu_ns(t->sr);
 		handed = vp_selfread_kill(t->sr);
 	}
+	/* What it counted for its process stays in the process's totals. */
+	if (t->group)
+		vp_proc_own_end(t->group, t);
 	/* Counters the thread is reading right now, it releases itself. */
 	for (i = 0; i < t->nr_events; i++)
 		if (!handed)

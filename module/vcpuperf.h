@@ -43,6 +43,7 @@
 
 struct vp_coll;
 struct vp_selfread;
+struct vp_shared;
 
 /**
  * enum vp_rec_class - how much of the ring a record may use
@@ -134,31 +135,42 @@ u64 vp_ring_drops(struct vp_ring *ring);
 void vp_ring_stats(struct vp_ring *ring, struct vp_ring_stats *st);
 
 /**
- * struct vp_counter - one (thread, event) counter
- * @event:	the kernel counter, NULL when it could not be created
+ * struct vp_counter - one (thread, event) counter, as one target uses it
+ * @sh:		the kernel counter it shares (shared.c), NULL when it could
+ *		not be created
+ * @event:	that counter, NULL when it could not be created
  * @error:	positive errno of the failed creation, 0 otherwise
  * @in_error:	perf put the counter in error state (a pinned counter that
  *		found no free PMU counter); reported once, then left out
  * @pmu_lacks:	the creation failed with ENOENT while a cycles counter can
  *		be created: the PMU exists and lacks this event
- * @last:	cumulative values at the previous read
+ * @base:	the counter's values when this target began to use it: its
+ *		samples are relative to them, as a counter of its own would be
+ * @last:	values at the previous read, relative to @base
  */
 struct vp_counter {
+	struct vp_shared *sh;
 	struct perf_event *event;
 	int error;
 	bool in_error;
 	bool pmu_lacks;
+	struct vcpuperf_count base;
 	struct vcpuperf_count last;
 };
 
 /**
  * struct vp_pthread - a thread holding process counters (process_totals)
  * @task:	the thread, referenced
- * @event:	one inherited counter per event, NULL where creation failed
+ * @sh:		one inherited counter per event (shared.c), NULL where
+ *		creation failed
+ * @event:	those counters
+ * @base:	their values when the group began to use them
  */
 struct vp_pthread {
 	struct task_struct *task;
+	struct vp_shared *sh[VCPUPERF_MAX_EVENTS];
 	struct perf_event *event[VCPUPERF_MAX_EVENTS];
+	struct vcpuperf_count base[VCPUPERF_MAX_EVENTS];
 };
 
 /**
@@ -168,12 +180,27 @@ struct vp_pthread {
  * @threads:	the threads the process had at attach, each with inherited
  *		counters (perf gives every thread they create a child
  *		counter, whose count folds back when it exits); kept after
- *		they exit, since their counters hold their children's counts
+ *		they exit, since their counters hold their children's counts.
+ *		vCPU threads are not among them: their own counters count
+ *		for the process (vp_target.proc_own)
+ * @vcpus:	vCPU threads the process had at attach (left to their own
+ *		counters)
+ * @own:	vCPU threads counting for the process with their own
+ *		counters now
+ * @own_gone:	vCPU threads that counted so and ended (exited or
+ *		detached)
+ * @gone_mask:	events with counts in @gone
+ * @gone:	per event, the final counts of the ended ones
  */
 struct vp_proc {
 	u32 nr;
 	u32 cap;
 	struct vp_pthread *threads;
+	u32 vcpus;
+	u32 own;
+	u32 own_gone;
+	u32 gone_mask;
+	struct vcpuperf_count gone[VCPUPERF_MAX_EVENTS];
 };
 
 /**
@@ -231,6 +258,9 @@ struct vp_group {
  * @runtime_at_start: the thread's sum_exec_runtime once every counter
  *		existed (a pinned counter never enabled since it ran is in
  *		error state, even after its exit hid that state)
+ * @proc_own:	its own counters count for its process's totals (a vCPU
+ *		thread of a process_totals group, which holds no inherited
+ *		counter: process.c)
  *
  * Every field is protected by the collection's vp_coll.lock.
  */
@@ -257,6 +287,7 @@ struct vp_target {
 	u64 self_pass;
 	u64 self_grid;
 	u64 runtime_at_start;
+	bool proc_own;
 };
 
 /**
@@ -471,6 +502,13 @@ void vp_detach_all(struct vp_coll *c, u32 reason);
 void vp_forget_all(struct vp_coll *c);
 void vp_scan_groups(struct vp_coll *c);
 
+/* shared.c */
+struct perf_event *vp_shared_get(const struct vcpuperf_event_desc *desc,
+				 struct task_struct *task, bool inherit,
+				 struct vp_shared **shp);
+void vp_shared_put(struct vp_shared *sh);
+u32 vp_shared_users(const struct vp_shared *sh);
+
 /* access.c */
 int vp_may_count(const struct file *file, struct task_struct *task,
 		 pid_t tid, char *err, size_t errlen);
@@ -479,6 +517,8 @@ int vp_may_count(const struct file *file, struct task_struct *task,
 int vp_proc_start(struct vp_coll *c, struct vp_group *g,
 		  struct task_struct *leader);
 void vp_proc_sample(struct vp_coll *c, struct vp_group *g, u32 flags);
+void vp_proc_own_start(struct vp_group *g, struct vp_target *t);
+void vp_proc_own_end(struct vp_group *g, struct vp_target *t);
 void vp_proc_sample_all(struct vp_coll *c);
 void vp_proc_free(struct vp_group *g);
 

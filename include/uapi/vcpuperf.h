@@ -12,8 +12,9 @@
  * interval and sampling grid, record ring, sequence numbers, lifecycle
  * records and reader.  Collections are independent: a command acts on one
  * collection only, each has its own drops, and the same thread may be in
- * several (each counts it with its own counters; they may then share PMU
- * slots, which the multiplexed record of each reports).
+ * several: they share its kernel counters (one per thread and event, each
+ * collection reading it from its own baseline, so its records are what a
+ * counter of its own would give), and the PMU counts each event once.
  *
  *  - Every open() of /dev/vcpuperf creates a collection owned by that open
  *    file.  Commands written to the file act on it; reading the file gives
@@ -67,11 +68,14 @@
  *               G (guest only), H (host only), D (pinned)
  *
  * process_totals (pid= and qemu= only) also counts the whole process:
- * one inherited counter (perf_event_attr.inherit) per event on every
- * thread the process has when it is attached, which perf extends to
- * every thread created afterwards (threads that start and end between
- * two passes included); their sum is a VCPUPERF_REC_PROCESS_SAMPLE per
- * pass.  all_threads (qemu= only) samples every thread of the QEMU
+ * one inherited counter (perf_event_attr.inherit, inherit_thread) per
+ * event on every thread the process has when it is attached but its vCPU
+ * threads, which perf extends to every thread created afterwards (threads
+ * that start and end between two passes included); the vCPU threads count
+ * with their own counters.  Their sum is a VCPUPERF_REC_PROCESS_SAMPLE
+ * per pass.  A kernel counter is shared by every collection that counts
+ * the same event (the same attr) on the same thread, each from its own
+ * baseline: it costs the PMU once.  all_threads (qemu= only) samples every thread of the QEMU
  * process, the emulator's as well as the vCPU threads.
  *
  * "ring" replaces the collection's ring with one of SIZE bytes; the records
@@ -519,8 +523,9 @@ struct vcpuperf_detached {
  * @kind:	VCPUPERF_TARGET_PID or VCPUPERF_TARGET_QEMU
  * @flags:	VCPUPERF_ATTACH_* given
  * @nr_events:	entries in @events
- * @threads:	threads given process counters at attach (0 without
- *		process_totals)
+ * @threads:	threads counted for the process at attach: those given
+ *		process counters and the vCPU threads, which count with
+ *		their own counters (0 without process_totals)
  * @reserved:	zero
  * @interval_ns: sampling interval in force
  * @comm:	name of the process's leader thread
@@ -554,9 +559,13 @@ struct vcpuperf_process {
  * @nr_events:	entries in @counts
  * @counting_mask: bit i set when event i is counted on some thread
  * @flags:	VCPUPERF_SAMPLE_FINAL on the last one
- * @threads:	threads holding the process counters (those present at
- *		attach; the threads created since count through them)
- * @exited:	of those, threads that have exited
+ * @threads:	threads counted for the process: those holding the
+ *		process counters (present at attach; the threads created
+ *		since count through them) and the vCPU threads counting
+ *		with their own counters (one counter per thread and event:
+ *		a vCPU thread gets no second one)
+ * @exited:	of those, threads that have exited (or, for a vCPU
+ *		thread, were detached)
  * @interval_ns: nominal sampling interval of this pass
  * @read_window_ns: ns from the first to the last read
  * @counts:	per event, cumulative value, enabled and running summed

@@ -407,6 +407,52 @@ def several_collections_one_killed():
     unload()
 
 
+@test
+def two_collections_share_the_pmu():
+    """Two collections of the same 4 hardware events, both with --per-vm,
+    on a 2-vCPU VM: one kernel counter per (thread, event), shared (status
+    says 2 users), so a vCPU thread asks the PMU for 4 counters, not 16:
+    no row multiplexed, and instructions:G exact per vCPU and per VM in
+    both collections."""
+    load()
+    vmm = Vmm("share", ["loop:150000000,pause:100,loop:50000000",
+                        "loop:120000000"], io_ms=3)
+    events = "instructions:G,cycles:G,instructions:H,cycles:H"
+    cats = [record("share-%d" % i, vmm, events, "--per-vm",
+                   interval=("50ms", "70ms")[i]) for i in range(2)]
+    vmm.go()
+    time.sleep(0.2)
+    st = read_file("status")
+    rep = vmm.wait()
+    time.sleep(0.3)
+    for c in cats:
+        rc = c.stop()
+        check(rc == 0, "vcpuperf-cat exit %d: %s" % (rc, c.stderr))
+    users = re.findall(r"^  (\S+)\s+\w+ value .* users (\d+)$", st, re.M)
+    check(users and all(u == "2" for _, u in users),
+          "counters not shared by the two collections: %s" % users)
+    truth = sum(v["guest_instructions"] for v in rep["vcpus"])
+    for c in cats:
+        rows = c.rows()
+        mux = [r for r in rows if r.get("multiplexed")]
+        check(not mux, "%s: %d rows multiplexed" % (c.rows_path, len(mux)))
+        for v in rep["vcpus"]:
+            got = total(vcpu_rows(rows, v["tid"]), "instructions_guest")
+            check(got == v["guest_instructions"],
+                  "%s vCPU %d: %d, guest %d" % (c.rows_path, v["vcpu"], got,
+                                                v["guest_instructions"]))
+        vm = total([r for r in rows if r["role"] == "vm"],
+                   "instructions_guest")
+        check(vm == truth, "%s: per-VM %d, guest %d" % (c.rows_path, vm,
+                                                        truth))
+    print("  2 collections x 4 hardware events + --per-vm: %d counters, "
+          "each with 2 users; no row multiplexed; vCPUs %s and VM %d exact "
+          "in both" % (len(users), [v["guest_instructions"]
+                                    for v in rep["vcpus"]], truth),
+          flush=True)
+    unload()
+
+
 def raw_estimate(rows, tid, event):
     """The whole run's estimate of @event from its cumulative raw value,
     enabled and running (--raw): value x enabled / running."""
