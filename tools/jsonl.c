@@ -339,6 +339,20 @@ void json_null(struct json_writer *w)
 }
 
 /**
+ * json_opt_u64() - append a number, or null when it is not known
+ * @w:		the writer
+ * @have:	@v is known
+ * @v:		the number
+ */
+void json_opt_u64(struct json_writer *w, bool have, __u64 v)
+{
+	if (have)
+		json_u64(w, v);
+	else
+		json_null(w);
+}
+
+/**
  * json_begin() - open an object or array
  * @w:		the writer
  * @open:	'{' or '['

@@ -261,6 +261,46 @@ static void vc_dropped(const struct vc_jsonl *out,
 	vc_event_end(out);
 }
 
+/*
+ * "totals":{"EVENT":{"value":V,"enabled":E,"running":R,"scaled":S},...}:
+ * per event the cumulative counts over the whole collection (its last
+ * sample) and the estimate value x enabled / running from them (null when
+ * the counter never ran; null throughout for a counter that does not
+ * exist).  Unlike the sum of the rows, which has nothing for an interval
+ * in which a multiplexed counter did not run at all, the estimate covers
+ * the whole episode.
+ */
+static void vc_key_totals(struct json_writer *w,
+			  const struct vcpuperf_event_desc *ev, __u32 nr,
+			  __u32 exist, const struct vcpuperf_count *c)
+{
+	__u64 scaled = 0;
+	__u32 i;
+
+	json_key(w, "totals");
+	json_begin(w, '{');
+	for (i = 0; i < nr; i++) {
+		bool have = exist & (1U << i);
+		bool est = have && vp_scale(c[i].value, c[i].enabled,
+					    c[i].running, &scaled);
+
+		json_sep(w);
+		json_strn(w, ev[i].name, VCPUPERF_NAME_LEN);
+		json_put_char(w, ':');
+		json_begin(w, '{');
+		json_key(w, "value");
+		json_opt_u64(w, have, c[i].value);
+		json_key(w, "enabled");
+		json_opt_u64(w, have, c[i].enabled);
+		json_key(w, "running");
+		json_opt_u64(w, have, c[i].running);
+		json_key(w, "scaled");
+		json_opt_u64(w, est, scaled);
+		json_end(w, '}');
+	}
+	json_end(w, '}');
+}
+
 static void vc_finished(const struct vc_jsonl *out, const struct vc_tid *t,
 			const struct vcpuperf_rec *rec, __u64 rows)
 {
@@ -271,6 +311,9 @@ static void vc_finished(const struct vc_jsonl *out, const struct vc_tid *t,
 	if (rec->tid) {
 		json_key_str(w, "scope", "thread");
 		vc_event_id(out, rec, &f->id, t);
+		if (t && t->started)
+			vc_key_totals(w, t->ev, t->nr_events, t->exist_mask,
+				      t->prev);
 	} else {
 		json_key_str(w, "scope", "session");
 		json_key_u64(w, "targets", f->targets);
@@ -357,6 +400,33 @@ void vc_write_seq_gap(struct vc_sink *sink, const struct vcpuperf_rec *rec,
 	json_key_u64(w, "expected", expected);
 	json_key_u64(w, "got", rec->seq);
 	json_key_bool(w, "explained", explained);
+	vc_event_end(out);
+}
+
+/**
+ * vc_write_vm_finished() - write the perf_finished line of a process
+ * @out:	the JSONL sink
+ * @p:		the process, after its final process sample
+ * @s:		that sample
+ *
+ * Scope "vm": the process's rows and its totals over the whole
+ * collection (see vc_key_totals(); the estimate is from the counts summed
+ * over its threads).
+ */
+void vc_write_vm_finished(const struct vc_jsonl *out, const struct vc_proc *p,
+			  const struct vcpuperf_process_sample *s)
+{
+	struct json_writer *w = out->events;
+
+	vc_event_begin(out, "perf_finished", &s->rec);
+	json_key_str(w, "scope", "vm");
+	json_key_u64(w, "pid", p->pid);
+	vc_key_opt_str(w, "vm", p->vm);
+	vc_key_opt_str(w, "uuid", p->uuid);
+	json_key_u64(w, "threads", s->threads);
+	json_key_u64(w, "threads_exited", s->exited);
+	json_key_u64(w, "rows", p->rows);
+	vc_key_totals(w, p->ev, p->nr_events, s->counting_mask, s->counts);
 	vc_event_end(out);
 }
 

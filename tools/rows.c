@@ -280,14 +280,6 @@ static void vc_not_applied(struct json_writer *w, const struct vc_tid *t,
 	json_put_char(w, '}');
 }
 
-static void vc_opt_u64(struct json_writer *w, bool have, __u64 v)
-{
-	if (have)
-		json_u64(w, v);
-	else
-		json_null(w);
-}
-
 static void vc_opt_s64(struct json_writer *w, bool have, __s64 v)
 {
 	if (have)
@@ -320,9 +312,9 @@ static void vc_row_derived(struct json_writer *w, const struct vc_ratios *r,
 	vc_put_key(w, VC_ROW_MISS_RATE);
 	vc_ratio(w, r->i_misses, r->i_refs, row);
 	vc_put_key(w, VC_ROW_ENABLED);
-	vc_opt_u64(w, row->counted, row->enabled_ns);
+	json_opt_u64(w, row->counted, row->enabled_ns);
 	vc_put_key(w, VC_ROW_RUNNING);
-	vc_opt_u64(w, row->counted, row->running_ns);
+	json_opt_u64(w, row->counted, row->running_ns);
 	vc_put_key(w, VC_ROW_MULTIPLEXED);
 	json_bool(w, row->multiplexed);
 	vc_put_key(w, VC_ROW_READ_WINDOW);
@@ -449,12 +441,12 @@ void vc_write_row(struct vc_sink *sink, const struct vc_tid *t,
 	vc_row_head(w, out, t, row);
 	for (i = 0; i < row->s->nr_events; i++) {
 		json_put(w, k->key[i], k->len[i]);
-		vc_opt_u64(w, row->have[i], row->value[i]);
+		json_opt_u64(w, row->have[i], row->value[i]);
 	}
 	vc_row_derived(w, &t->ratios, row, row->s->read_window_ns);
 	/* How late the read was after its grid point; null off the grid. */
 	vc_put_key(w, VC_ROW_LATE);
-	vc_opt_u64(w, row->s->grid_ns && row->s->rec.t_mono_ns >=
+	json_opt_u64(w, row->s->grid_ns && row->s->rec.t_mono_ns >=
 		   row->s->grid_ns,
 		   row->s->rec.t_mono_ns - row->s->grid_ns);
 	if (t->not_applied)
@@ -561,14 +553,14 @@ void vc_write_vm_row(struct vc_sink *sink, const struct vc_proc *p,
 		json_put_char(w, ':');
 		if (e >= 0)
 			used[e] = true;
-		vc_opt_u64(w, e >= 0 && row->have[e], e >= 0 ? row->value[e] : 0);
+		json_opt_u64(w, e >= 0 && row->have[e], e >= 0 ? row->value[e] : 0);
 	}
 	for (i = 0; i < p->nr_events; i++) {
 		vc_make_key(&k, p->ev, i);
 		if (used[i])
 			continue;
 		json_put(w, k.key[i], k.len[i]);
-		vc_opt_u64(w, row->have[i], row->value[i]);
+		json_opt_u64(w, row->have[i], row->value[i]);
 	}
 	vc_row_derived(w, &p->ratios, row, row->ps->read_window_ns);
 	if (out->raw)
@@ -577,4 +569,6 @@ void vc_write_vm_row(struct vc_sink *sink, const struct vc_proc *p,
 	json_put_lit(w, "}\n");
 	if (out->prom)
 		vc_prom_vm_row(out->prom, p, row);
+	if (row->ps->flags & VCPUPERF_SAMPLE_FINAL)
+		vc_write_vm_finished(out, p, row->ps);
 }

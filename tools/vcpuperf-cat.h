@@ -129,6 +129,7 @@ void json_strn(struct json_writer *w, const char *s, size_t n);
 void json_str(struct json_writer *w, const char *s);
 void json_bool(struct json_writer *w, bool v);
 void json_null(struct json_writer *w);
+void json_opt_u64(struct json_writer *w, bool have, __u64 v);
 size_t json_escape(char *out, size_t outlen, const char *s, size_t n);
 
 void json_begin(struct json_writer *w, char open);
@@ -461,6 +462,8 @@ void vc_write_lifecycle(struct vc_sink *sink, const struct vcpuperf_rec *rec,
 			const struct vc_tid *t, __u64 rows);
 void vc_write_seq_gap(struct vc_sink *sink, const struct vcpuperf_rec *rec,
 		      __u64 expected, bool explained);
+void vc_write_vm_finished(const struct vc_jsonl *out, const struct vc_proc *p,
+			  const struct vcpuperf_process_sample *s);
 void vc_write_process(struct vc_sink *sink, const struct vcpuperf_rec *rec,
 		      const struct vc_proc *p);
 

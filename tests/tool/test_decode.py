@@ -300,6 +300,44 @@ class TestProcess(ToolCase):
         self.assertEqual(r["dt_ns"], 100_000_000)
         self.assertEqual(vm[0]["page_faults"], 100)
 
+    def test_vm_finished_totals(self):
+        """The final process sample gives a perf_finished of scope vm with
+        the whole collection's counts and the estimate value x enabled /
+        running from them."""
+        self.assertEqual(self.replay(self.stream()), 0, self.err)
+        fin = [e for e in self.ev("perf_finished") if e["scope"] == "vm"]
+        self.assertEqual(len(fin), 1)
+        f = fin[0]
+        self.assertEqual((f["pid"], f["vm"], f["rows"], f["threads_exited"]),
+                         (100, "vm1", 2, 1))
+        self.assertEqual(f["totals"]["page-faults"],
+                         {"value": 400, "enabled": 900, "running": 450,
+                          "scaled": 800})
+        self.assertEqual(f["totals"]["task-clock"],
+                         {"value": 20000, "enabled": 900, "running": 900,
+                          "scaled": 20000})
+
+    def test_thread_finished_totals(self):
+        """A thread's perf_finished carries its last cumulative counts and
+        their estimate; a counter that does not exist is null there, one
+        that never ran has no estimate."""
+        s = Stream()
+        s.started(7, events=SW_EVENTS + [("cycles", HW, 0, HW_CYCLES)],
+                  vcpu=0)
+        s.unavailable(7, 2, "cycles", 2, CAUSE_NO_PMU)
+        s.sample(7, [(10, 50, 0), (1000, 50, 50), (0, 0, 0)], mask=0b011)
+        s.sample(7, [(30, 150, 50), (3000, 150, 150), (0, 0, 0)],
+                 mask=0b011)
+        s.finished(7, 2, 2)
+        self.assertEqual(self.replay(s), 0, self.err)
+        f = [e for e in self.ev("perf_finished") if e["scope"] == "thread"]
+        t = f[0]["totals"]
+        self.assertEqual(t["page-faults"], {"value": 30, "enabled": 150,
+                                            "running": 50, "scaled": 90})
+        self.assertEqual(t["task-clock"]["scaled"], 3000)
+        self.assertEqual(t["cycles"], {"value": None, "enabled": None,
+                                       "running": None, "scaled": None})
+
     def test_identity_and_role_in_thread_rows(self):
         self.assertEqual(self.replay(self.stream()), 0, self.err)
         th = {r["tid"]: r for r in self.rows if r["tid"] is not None}

@@ -196,6 +196,30 @@ class GuestInstructionsCase(unittest.TestCase):
             self.assertIn(label, svg)
         self.assertNotIn("page faults", svg)
 
+    def test_summary_totals(self):
+        """--summary adds the whole-episode estimates of the perf_finished
+        events (vCPUs, then the VM)."""
+        with open(self.jsonl, "a") as f:
+            for vcpu, est in ((0, 1234), (1, None)):
+                f.write(json.dumps({
+                    "event": "perf_finished", "scope": "thread",
+                    "tid": 20 + vcpu, "vcpu": vcpu, "totals": {
+                        "instructions:G": {"value": 1, "enabled": 2,
+                                           "running": 1, "scaled": est}}})
+                        + "\n")
+            f.write(json.dumps({"event": "perf_finished", "scope": "vm",
+                                "totals": {"instructions:G": {
+                                    "scaled": 1234}}}) + "\n")
+        p = subprocess.run([PLOT, self.jsonl, "--summary"],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = p.stdout.splitlines()
+        i = lines.index("whole-episode estimates (perf_finished totals):")
+        self.assertIn("instructions:G", lines[i + 1])
+        self.assertEqual(lines[i + 2].split(), ["vCPU", "0", "1234"])
+        self.assertEqual(lines[i + 3].split(), ["vCPU", "1", "null"])
+        self.assertEqual(lines[i + 4].split(), ["VM", "1234"])
+
     def test_summary_column(self):
         p = subprocess.run([PLOT, self.jsonl, "--summary"],
                            capture_output=True, text=True)
