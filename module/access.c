@@ -14,20 +14,56 @@
  * at open), and the ptrace-style read access that perf_check_permission()
  * checks, made here with the exported primitives since ptrace_may_access()
  * is not exported: the same real uid and gid as the thread's, or
- * CAP_SYS_PTRACE in its user namespace, and CAP_SYS_PTRACE in its mm's
- * namespace when it is not dumpable.  The LSM hooks perf_event_open()
+ * CAP_SYS_PTRACE in its user namespace, and CAP_SYS_PTRACE in the
+ * namespace of its mm (of its exec state from Linux 7.2) when it is not
+ * dumpable.  The LSM hooks perf_event_open()
  * calls (security_perf_event_open(), the ptrace access check) are not
  * exported either: an LSM's perf_event and ptrace rules do not apply.
  */
 #include <linux/capability.h>
 #include <linux/cred.h>
 #include <linux/fs.h>
+#include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/sched/coredump.h>
 #include <linux/sched/task.h>
 #include <linux/user_namespace.h>
 
 #include "vcpuperf.h"
+
+#if VP_HAVE_EXEC_STATE
+#include <linux/sched/exec_state.h>
+
+/*
+ * The user namespace whose CAP_SYS_PTRACE a thread that is not dumpable
+ * asks of a tracer, referenced; NULL when it is dumpable.
+ */
+static struct user_namespace *vp_undumpable_ns(struct task_struct *task)
+{
+	struct user_namespace *ns = NULL;
+	struct task_exec_state *es;
+
+	rcu_read_lock();
+	es = rcu_dereference(task->exec_state);
+	if (es && es->dumpable != TASK_DUMPABLE_OWNER)
+		ns = get_user_ns(es->user_ns);
+	rcu_read_unlock();
+	return ns;
+}
+#else
+static struct user_namespace *vp_undumpable_ns(struct task_struct *task)
+{
+	struct user_namespace *ns = NULL;
+	struct mm_struct *mm;
+
+	task_lock(task);
+	mm = task->mm;
+	if (mm && get_dumpable(mm) != SUID_DUMP_USER)
+		ns = get_user_ns(mm->user_ns);
+	task_unlock(task);
+	return ns;
+}
+#endif
 
 /* Has the opener of @file (NULL: the current task) @cap in @ns? */
 static bool vp_opener_capable(const struct file *file,
@@ -65,8 +101,8 @@ int vp_may_count(const struct file *file, struct task_struct *task,
 		 pid_t tid, char *err, size_t errlen)
 {
 	const struct cred *cred = file ? file->f_cred : current_cred();
+	struct user_namespace *ns;
 	const struct cred *tcred;
-	struct mm_struct *mm;
 	bool ok;
 
 	if (!vp_opener_capable(file, &init_user_ns, CAP_SYS_ADMIN)) {
@@ -79,11 +115,11 @@ int vp_may_count(const struct file *file, struct task_struct *task,
 	     vp_opener_capable(file, tcred->user_ns, CAP_SYS_PTRACE);
 	put_cred(tcred);
 	if (ok) {
-		task_lock(task);
-		mm = task->mm;
-		ok = !mm || get_dumpable(mm) == SUID_DUMP_USER ||
-		     vp_opener_capable(file, mm->user_ns, CAP_SYS_PTRACE);
-		task_unlock(task);
+		ns = vp_undumpable_ns(task);
+		if (ns) {
+			ok = vp_opener_capable(file, ns, CAP_SYS_PTRACE);
+			put_user_ns(ns);
+		}
 	}
 	if (!ok) {
 		snprintf(err, errlen,

@@ -24,6 +24,16 @@
  * in their loop (PF_IO_WORKER); vhost's never do.  Before 6.4 vhost's
  * were kernel threads (PF_KTHREAD), which are never asked anyway.
  */
+/*
+ * Linux 7.2 moved a task's dumpability and the user namespace it belongs
+ * to from its mm (mm->user_ns, get_dumpable()) to its exec state
+ * (task->exec_state, an RCU pointer whose accessors are not exported).
+ * Kbuild defines VP_HAVE_EXEC_STATE when the kernel has its header.
+ */
+#ifndef VP_HAVE_EXEC_STATE
+#define VP_HAVE_EXEC_STATE	0
+#endif
+
 #ifdef PF_USER_WORKER
 #define VP_PF_NO_TASK_WORK(flags) \
 	(((flags) & (PF_USER_WORKER | PF_IO_WORKER)) == PF_USER_WORKER)
