@@ -22,7 +22,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOOL = os.path.join(ROOT, "tools", "vcpuperf-cat")
-MAGIC, ABI = 0x46504356, 2
+MAGIC, ABI = 0x46504356, 3
 HEADER, SAMPLE, STARTED = 1, 2, 3
 EVENTS = [("task-clock", 1, 1), ("context-switches", 1, 3),
           ("page-faults", 1, 2), ("cpu-clock", 1, 0),

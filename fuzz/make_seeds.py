@@ -28,11 +28,11 @@ CORPUS = os.path.join(HERE, "corpus")
 
 # ---- include/uapi/vcpuperf.h ------------------------------------------------
 MAGIC = 0x46504356
-ABI = 2
+ABI = 3
 MAX_EVENTS = 16
 (HEADER, SAMPLE, STARTED, UNAVAILABLE, FIRST_ROW, MULTIPLEXED, NO_COUNTERS,
  VCPU_ADDED, TASK_EXITED, DROPPED, FINISHED, DETACHED, PROCESS,
- PROCESS_SAMPLE) = range(1, 15)
+ PROCESS_SAMPLE, MUX_EXPECTED) = range(1, 16)
 KIND_TID, KIND_PID, KIND_QEMU = 1, 2, 3
 MOD_U, MOD_K, MOD_G, MOD_H, MOD_D = 1, 2, 4, 8, 16
 NO_VCPU = -1
@@ -245,10 +245,13 @@ def streams():
     s.put(FIRST_ROW, 1001, struct.pack("=IiIIII", 100, 0, 1, 0x0f, 0xdf, 8))
     s.sample(1001, [(1000 * (k + 1), 10**8, 5 * 10**7) for k in range(8)],
              mask=0xdf)
-    s.put(MULTIPLEXED, 1001, struct.pack("=IiII", 100, 0, 0x0f, 500000))
+    s.put(MULTIPLEXED, 1001, struct.pack("=IiIIIIIIII", 100, 0, 0x0f,
+                                         500000, 1, 0, 9, 7, 2, 4))
     s.started(1002, DEFAULT[:2], vcpu=1, comm=b"CPU 1/KVM")
     s.put(VCPU_ADDED, 1002, struct.pack("=Ii16s", 100, 1, b"CPU 1/KVM"))
-    s.put(NO_COUNTERS, 1002, struct.pack("=IiQQII", 100, 1, 10, 10, 9, 3))
+    s.put(NO_COUNTERS, 1002, struct.pack("=IiQQIIQIIII", 100, 1, 10, 10, 12,
+                                         3, 90000, 9, 7, 1, 4))
+    s.put(MUX_EXPECTED, 1002, struct.pack("=IiIIII", 100, 1, 9, 7, 1, 4))
     first_lost = s.seq                                # ring overflowed:
     s.seq += 3                                        # 3 records lost
     s.put(DROPPED, 0, struct.pack("=QQQ", 3, first_lost, 3))

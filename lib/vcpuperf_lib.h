@@ -160,6 +160,7 @@ const char *vp_cause_name(enum vcpuperf_cause cause);
 const char *vp_cause_text(enum vcpuperf_cause cause);
 const char *vp_rec_name(__u16 type);
 const char *vp_detach_name(__u32 reason);
+const char *vp_mux_cause_name(__u32 cause);
 const char *vp_kind_name(__u32 kind);
 const char *vp_read_mode_name(__u32 mode);
 

@@ -115,6 +115,7 @@ static const char *const vp_cause_names[VCPUPERF_CAUSE_MAX] = {
 	[VCPUPERF_CAUSE_NEVER_COUNTED] = "never_counted",
 	[VCPUPERF_CAUSE_PINNED_NO_SLOT] = "pinned_no_slot",
 	[VCPUPERF_CAUSE_PMU_LACKS_EVENT] = "pmu_lacks_event",
+	[VCPUPERF_CAUSE_STARVED] = "starved",
 };
 
 static const char *const vp_cause_texts[VCPUPERF_CAUSE_MAX] = {
@@ -133,11 +134,13 @@ static const char *const vp_cause_texts[VCPUPERF_CAUSE_MAX] = {
 	[VCPUPERF_CAUSE_BUSY] = "the counter is in exclusive use by another user",
 	[VCPUPERF_CAUSE_NO_MEMORY] = "out of memory",
 	[VCPUPERF_CAUSE_NEVER_COUNTED] =
-		"thread ran but no counter got onto the PMU: PMU busy, pinned conflict, guest vPMU holding counters or NMI watchdog",
+		"thread ran but no counter got onto the PMU, while its hardware events do not outnumber the PMU's counters (or the PMU's counters are not known): others hold them (another perf user, pinned events, a guest vPMU, the NMI watchdog)",
 	[VCPUPERF_CAUSE_PINNED_NO_SLOT] =
 		"pinned counter found no free PMU counter (others pinned first, the NMI watchdog or a guest vPMU): perf put it in error state and it counts no more; detach and attach again when the PMU is free, or attach it unpinned",
 	[VCPUPERF_CAUSE_PMU_LACKS_EVENT] =
 		"the PMU does not implement this event (its other events count: cycles does)",
+	[VCPUPERF_CAUSE_STARVED] =
+		"the thread's hardware events (of every collection) outnumber the PMU's counters and it never ran long enough for perf to rotate these in: perf rotates only at its timer tick (perf_event_mux_interval_ms) while the thread is on the CPU, and the counters created first hold the PMU whenever it is; count fewer hardware events on it, or pin these",
 };
 
 /**
@@ -181,6 +184,7 @@ static const char *const vp_rec_names[VCPUPERF_REC_MAX] = {
 	[VCPUPERF_REC_DETACHED] = "detached",
 	[VCPUPERF_REC_PROCESS] = "process",
 	[VCPUPERF_REC_PROCESS_SAMPLE] = "process_sample",
+	[VCPUPERF_REC_MUX_EXPECTED] = "multiplexed_expected",
 };
 
 /**
@@ -194,6 +198,24 @@ const char *vp_rec_name(__u16 type)
 	if (type >= VCPUPERF_REC_MAX)
 		return NULL;
 	return vp_rec_names[type];
+}
+
+/**
+ * vp_mux_cause_name() - name of a multiplexing cause
+ * @cause:	enum vcpuperf_mux_cause
+ *
+ * Return: "more_events_than_counters", "pmu_shared" or "unknown".
+ */
+const char *vp_mux_cause_name(__u32 cause)
+{
+	switch (cause) {
+	case VCPUPERF_MUX_MORE_EVENTS:
+		return "more_events_than_counters";
+	case VCPUPERF_MUX_PMU_SHARED:
+		return "pmu_shared";
+	default:
+		return "unknown";
+	}
 }
 
 /**

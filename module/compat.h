@@ -34,6 +34,14 @@
 #define VP_HAVE_EXEC_STATE	0
 #endif
 
+/*
+ * Linux 6.11 replaced struct arm_pmu's num_events by a bitmap of the
+ * counters, cntr_mask (Kbuild defines VP_ARM_PMU_CNTR_MASK then).
+ */
+#ifndef VP_ARM_PMU_CNTR_MASK
+#define VP_ARM_PMU_CNTR_MASK	0
+#endif
+
 #ifdef PF_USER_WORKER
 #define VP_PF_NO_TASK_WORK(flags) \
 	(((flags) & (PF_USER_WORKER | PF_IO_WORKER)) == PF_USER_WORKER)

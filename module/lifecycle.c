@@ -218,6 +218,12 @@ static void vp_emit_first_row(struct vp_coll *c, struct vp_target *t,
 	t->first_row_sent = true;
 }
 
+/* Does the thread ask for more hardware counters than its PMU has? */
+static bool vp_load_exceeds(const struct vcpuperf_pmu_load *load)
+{
+	return load->pmu_counters && load->pmu_events > load->pmu_counters;
+}
+
 static void vp_emit_multiplexed(struct vp_coll *c, struct vp_target *t,
 				u32 mask, u32 min_ppm)
 {
@@ -227,23 +233,72 @@ static void vp_emit_multiplexed(struct vp_coll *c, struct vp_target *t,
 	r->id = t->id;
 	r->mask = mask;
 	r->min_ratio_ppm = min_ppm;
+	vp_shared_load(t->task, &r->load);
+	if (!r->load.pmu_counters)
+		r->cause = VCPUPERF_MUX_UNKNOWN;
+	else if (vp_load_exceeds(&r->load))
+		r->cause = VCPUPERF_MUX_MORE_EVENTS;
+	else
+		r->cause = VCPUPERF_MUX_PMU_SHARED;
 	vp_rec_emit(c, r, VP_REC_LIFECYCLE);
 	t->multiplexed_sent = true;
 }
 
+/*
+ * A thread ran, its PMU counters never counted: with more hardware events
+ * than the PMU has counters it is starved (perf rotates counters in only
+ * at its timer tick while the thread runs, and the counters it created
+ * first hold the PMU whenever it does); else others hold the PMU.
+ */
 static void vp_emit_no_counters(struct vp_coll *c, struct vp_target *t,
 				u32 counting)
 {
 	struct vcpuperf_no_counters *r;
+	u64 enabled = 0;
+	u32 i;
 
+	for (i = 0; i < t->nr_events; i++)
+		if (counting & BIT(i))
+			enabled = max(enabled, t->counters[i].last.enabled);
 	r = vp_rec_begin(c, VCPUPERF_REC_NO_COUNTERS, sizeof(*r), t->tid);
 	r->id = t->id;
 	r->intervals_seen = t->intervals_seen;
 	r->intervals_ran = t->intervals_ran;
-	r->cause = VCPUPERF_CAUSE_NEVER_COUNTED;
 	r->counting_mask = counting;
+	r->ran_ns = t->intervals_ran ? div64_u64(enabled, t->intervals_ran) : 0;
+	vp_shared_load(t->task, &r->load);
+	r->cause = vp_load_exceeds(&r->load) ? VCPUPERF_CAUSE_STARVED :
+		   VCPUPERF_CAUSE_NEVER_COUNTED;
 	vp_rec_emit(c, r, VP_REC_LIFECYCLE);
 	t->no_counters_sent = true;
+}
+
+/**
+ * vp_emit_mux_expected() - say at attach that a thread will multiplex
+ * @c:		the collection, lock held
+ * @t:		the thread, its counters made
+ *
+ * Queued when its hardware counters (of every collection: shared) now
+ * outnumber its PMU's counters.
+ */
+void vp_emit_mux_expected(struct vp_coll *c, struct vp_target *t)
+{
+	struct vcpuperf_mux_expected *r;
+	struct vcpuperf_pmu_load load;
+	u32 i;
+
+	for (i = 0; i < t->nr_events; i++)
+		if (t->counters[i].event && vp_is_pmu_event(t->events[i].type))
+			break;
+	if (i == t->nr_events)
+		return;
+	vp_shared_load(t->task, &load);
+	if (!vp_load_exceeds(&load))
+		return;
+	r = vp_rec_begin(c, VCPUPERF_REC_MUX_EXPECTED, sizeof(*r), t->tid);
+	r->id = t->id;
+	r->load = load;
+	vp_rec_emit(c, r, VP_REC_LIFECYCLE);
 }
 
 static void vp_emit_task_exited(struct vp_coll *c, struct vp_target *t,

@@ -148,6 +148,38 @@ void vp_shared_put(struct vp_shared *sh)
 }
 
 /**
+ * vp_shared_load() - what a thread asks of its PMU, from the registry
+ * @task:	the thread
+ * @load:	filled in: its hardware counters, the PMU's counters and
+ *		rotation interval (from one of them), the users of the most
+ *		shared one
+ *
+ * Only vcpuperf's counters are seen: another perf user's, or the process
+ * counters a thread inherited from its creator, are not.  Sleeps.
+ */
+void vp_shared_load(struct task_struct *task, struct vcpuperf_pmu_load *load)
+{
+	struct perf_event *hw = NULL;
+	struct vp_shared *sh;
+	u32 bkt;
+
+	memset(load, 0, sizeof(*load));
+	mutex_lock(&vp_shared_lock);
+	hash_for_each(vp_shared_table, bkt, sh, node) {
+		if (sh->task != task || !vp_is_pmu_event(sh->type))
+			continue;
+		load->pmu_events++;
+		load->users = max(load->users, refcount_read(&sh->ref));
+		hw = hw ? hw : sh->event;
+	}
+	if (hw) {
+		load->pmu_counters = vp_pmu_counters(hw);
+		load->rotate_ms = vp_pmu_rotate_ms(hw);
+	}
+	mutex_unlock(&vp_shared_lock);
+}
+
+/**
  * vp_shared_users() - how many users a counter has now
  * @sh:		the shared counter
  *

@@ -135,6 +135,7 @@ void vp_target_start(struct vp_coll *c, struct vp_target *t)
 	for (i = 0; i < t->nr_events; i++)
 		if (!t->counters[i].event)
 			vp_emit_unavailable(c, t, i);
+	vp_emit_mux_expected(c, t);
 	list_add_tail(&t->node, &c->targets);
 	c->nr_targets++;
 	c->totals.targets++;

@@ -469,6 +469,7 @@ void vp_totals_begin(struct vp_coll *c);
 void vp_emit_started(struct vp_coll *c, struct vp_target *t);
 void vp_emit_unavailable(struct vp_coll *c, struct vp_target *t, u32 idx);
 void vp_emit_vcpu_added(struct vp_coll *c, struct vp_target *t);
+void vp_emit_mux_expected(struct vp_coll *c, struct vp_target *t);
 void vp_emit_finished(struct vp_coll *c, struct vp_target *t);
 void vp_emit_detached(struct vp_coll *c, struct vp_target *t, u32 reason);
 void vp_emit_session_finished(struct vp_coll *c);
@@ -508,6 +509,11 @@ struct perf_event *vp_shared_get(const struct vcpuperf_event_desc *desc,
 				 struct vp_shared **shp);
 void vp_shared_put(struct vp_shared *sh);
 u32 vp_shared_users(const struct vp_shared *sh);
+void vp_shared_load(struct task_struct *task, struct vcpuperf_pmu_load *load);
+
+/* pmu.c */
+u32 vp_pmu_counters(struct perf_event *event);
+u32 vp_pmu_rotate_ms(struct perf_event *event);
 
 /* access.c */
 int vp_may_count(const struct file *file, struct task_struct *task,

@@ -79,6 +79,8 @@ static size_t vc_fixed_size(__u16 type)
 		return sizeof(struct vcpuperf_process);
 	case VCPUPERF_REC_PROCESS_SAMPLE:
 		return sizeof(struct vcpuperf_process_sample);
+	case VCPUPERF_REC_MUX_EXPECTED:
+		return sizeof(struct vcpuperf_mux_expected);
 	default:
 		return 0;
 	}

@@ -176,6 +176,21 @@ static void vc_first_row(const struct vc_jsonl *out,
 	vc_event_end(out);
 }
 
+/*
+ * "pmu_events":N,"pmu_counters":M|null,"collections":U,"rotate_ms":R|null:
+ * what the thread asks of its PMU (0 counters or interval: not known).
+ */
+static void vc_key_load(struct json_writer *w,
+			const struct vcpuperf_pmu_load *l)
+{
+	json_key_u64(w, "pmu_events", l->pmu_events);
+	json_key(w, "pmu_counters");
+	json_opt_u64(w, l->pmu_counters, l->pmu_counters);
+	json_key_u64(w, "collections", l->users);
+	json_key(w, "rotate_ms");
+	json_opt_u64(w, l->rotate_ms, l->rotate_ms);
+}
+
 static void vc_multiplexed(const struct vc_jsonl *out,
 			   const struct vcpuperf_rec *rec,
 			   const struct vc_tid *t)
@@ -188,6 +203,20 @@ static void vc_multiplexed(const struct vc_jsonl *out,
 	vc_key_mask_names(w, "events", t, vc_thread_nr_events(t), m->mask);
 	json_key(w, "min_running_ratio");
 	json_fixed(w, m->min_ratio_ppm, VC_PPM_DIGITS);
+	json_key_str(w, "cause", vp_mux_cause_name(m->cause));
+	vc_key_load(w, &m->load);
+	vc_event_end(out);
+}
+
+static void vc_mux_expected(const struct vc_jsonl *out,
+			    const struct vcpuperf_rec *rec,
+			    const struct vc_tid *t)
+{
+	const struct vcpuperf_mux_expected *x = (const void *)rec;
+
+	vc_event_begin(out, "perf_multiplexed_expected", rec);
+	vc_event_id(out, rec, &x->id, t);
+	vc_key_load(out->events, &x->load);
 	vc_event_end(out);
 }
 
@@ -206,6 +235,8 @@ static void vc_no_counters(const struct vc_jsonl *out,
 	json_key_str(w, "likely_cause", vp_cause_text(n->cause));
 	vc_key_mask_names(w, "events", t, vc_thread_nr_events(t),
 			  n->counting_mask);
+	json_key_u64(w, "ran_ns_per_interval", n->ran_ns);
+	vc_key_load(w, &n->load);
 	vc_event_end(out);
 }
 
@@ -364,6 +395,9 @@ void vc_write_lifecycle(struct vc_sink *sink, const struct vcpuperf_rec *rec,
 		break;
 	case VCPUPERF_REC_NO_COUNTERS:
 		vc_no_counters(out, rec, t);
+		break;
+	case VCPUPERF_REC_MUX_EXPECTED:
+		vc_mux_expected(out, rec, t);
 		break;
 	case VCPUPERF_REC_VCPU_ADDED:
 		vc_vcpu_added(out, t, rec);

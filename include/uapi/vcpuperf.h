@@ -112,7 +112,7 @@
 #include <linux/types.h>
 
 #define VCPUPERF_MAGIC		0x46504356U	/* "VCPF" little endian */
-#define VCPUPERF_ABI_VERSION	2U
+#define VCPUPERF_ABI_VERSION	3U
 
 /* Compile-time limits, enforced with -E2BIG / -ENOSPC. */
 #define VCPUPERF_MAX_EVENTS	16	/* events per target */
@@ -169,6 +169,7 @@ enum vcpuperf_rec_type {
 	VCPUPERF_REC_DETACHED,
 	VCPUPERF_REC_PROCESS,
 	VCPUPERF_REC_PROCESS_SAMPLE,
+	VCPUPERF_REC_MUX_EXPECTED,
 	VCPUPERF_REC_MAX,
 };
 
@@ -218,7 +219,23 @@ enum vcpuperf_cause {
 	VCPUPERF_CAUSE_NEVER_COUNTED,	/* no_counters: ran, never on PMU */
 	VCPUPERF_CAUSE_PINNED_NO_SLOT,	/* pinned counter found no PMU slot */
 	VCPUPERF_CAUSE_PMU_LACKS_EVENT,	/* ENOENT: the PMU has no such event */
+	VCPUPERF_CAUSE_STARVED,		/* no_counters: more events than PMU
+					 * counters, the thread never on long
+					 * enough for perf to rotate them in
+					 */
 	VCPUPERF_CAUSE_MAX,
+};
+
+/* Why counters ran for less than they were enabled (multiplexed.cause). */
+enum vcpuperf_mux_cause {
+	VCPUPERF_MUX_UNKNOWN = 0,	/* the PMU's counters are not known */
+	VCPUPERF_MUX_MORE_EVENTS,	/* the thread's hardware events (of all
+					 * collections) outnumber the counters
+					 */
+	VCPUPERF_MUX_PMU_SHARED,	/* they do not: others hold counters
+					 * (perf, the NMI watchdog, a guest
+					 * vPMU, pinned events)
+					 */
 };
 
 /* Why a target stopped being sampled (vcpuperf_detached.reason). */
@@ -410,17 +427,54 @@ struct vcpuperf_first_row {
 };
 
 /**
+ * struct vcpuperf_pmu_load - what a thread asks of its PMU, as the module
+ *	sees it
+ * @pmu_events:	hardware counters on the thread: one per event, whatever
+ *		the collections that count it (they share it)
+ * @pmu_counters: counters the PMU has, general and fixed; 0 when unknown
+ * @users:	collections using the thread's most shared counter
+ * @rotate_ms:	the PMU's rotation interval (perf_event_mux_interval_ms):
+ *		perf rotates multiplexed counters only at this timer, and
+ *		only while the thread is on the CPU; 0 when unknown
+ */
+struct vcpuperf_pmu_load {
+	__u32 pmu_events;
+	__u32 pmu_counters;
+	__u32 users;
+	__u32 rotate_ms;
+};
+
+/**
  * struct vcpuperf_multiplexed - first interval with running < enabled
  * @rec:	common header
  * @id:		thread identity
  * @mask:	counters that ran for less than they were enabled
  * @min_ratio_ppm: smallest running/enabled ratio of the interval, ppm
+ * @cause:	enum vcpuperf_mux_cause
+ * @reserved:	zero
+ * @load:	the thread's demand on the PMU then
  */
 struct vcpuperf_multiplexed {
 	struct vcpuperf_rec rec;
 	struct vcpuperf_target_id id;
 	__u32 mask;
 	__u32 min_ratio_ppm;
+	__u32 cause;
+	__u32 reserved;
+	struct vcpuperf_pmu_load load;
+};
+
+/**
+ * struct vcpuperf_mux_expected - a thread has more hardware events than
+ *	its PMU has counters, when attached (before its first sample)
+ * @rec:	common header
+ * @id:		thread identity
+ * @load:	its demand on the PMU
+ */
+struct vcpuperf_mux_expected {
+	struct vcpuperf_rec rec;
+	struct vcpuperf_target_id id;
+	struct vcpuperf_pmu_load load;
 };
 
 /**
@@ -429,9 +483,14 @@ struct vcpuperf_multiplexed {
  * @id:		thread identity
  * @intervals_seen: intervals observed so far
  * @intervals_ran: intervals in which the thread ran
- * @cause:	VCPUPERF_CAUSE_NEVER_COUNTED
+ * @cause:	VCPUPERF_CAUSE_STARVED when its hardware events outnumber
+ *		the PMU's counters (it never ran long enough for perf to
+ *		rotate its counters in), else VCPUPERF_CAUSE_NEVER_COUNTED
+ *		(others hold the PMU)
  * @counting_mask: watched counters that exist (and never counted; see
  *		struct vcpuperf_first_row)
+ * @ran_ns:	mean time the thread ran per interval it ran in
+ * @load:	its demand on the PMU
  */
 struct vcpuperf_no_counters {
 	struct vcpuperf_rec rec;
@@ -440,6 +499,8 @@ struct vcpuperf_no_counters {
 	__u64 intervals_ran;
 	__u32 cause;
 	__u32 counting_mask;
+	__u64 ran_ns;
+	struct vcpuperf_pmu_load load;
 };
 
 /**

@@ -453,33 +453,44 @@ def two_collections_share_the_pmu():
     unload()
 
 
-def raw_estimate(rows, tid, event):
-    """The whole run's estimate of @event from its cumulative raw value,
-    enabled and running (--raw): value x enabled / running."""
-    last = [r for r in rows if r.get("tid") == tid and r.get("raw")][-1]
-    raw = last["raw"][event]
-    return raw["value"] * raw["enabled"] / raw["running"]
+def episode_estimate(cat, tid, event):
+    """The whole episode's estimate of @event on thread @tid: its
+    perf_finished totals (value x enabled / running over the
+    collection)."""
+    fin = [e for e in cat.events("perf_finished")
+           if e.get("scope") == "thread" and e["tid"] == tid]
+    check(len(fin) == 1, "perf_finished of %d: %s" % (tid, fin))
+    return fin[0]["totals"][event]["scaled"]
 
 
 @test
 def multiplexing_against_truth():
-    """Ten hardware events on seven counters: rows multiplexed with
-    perf_multiplexed and its running ratio; each interval's scaled
-    instructions:G against a pinned instructions:G (itself exact over the
-    run); the whole run's estimate (raw value x enabled / running) within
-    2% of the guest's count.  A pinned instructions:H shows how far the
-    host-mode estimate is off (printed, not enforced)."""
+    """Ten hardware events on seven counters: perf_multiplexed_expected at
+    attach and perf_multiplexed with its running ratio and its cause (more
+    events than counters, 10 > 7); each interval's scaled instructions:G
+    against a pinned instructions:G (itself exact over the run); the whole
+    episode's estimate (perf_finished totals) within 2% of the guest's
+    count.  A pinned instructions:H shows how far the host-mode estimate
+    is off (printed, not enforced)."""
     load()
     vmm = Vmm("mux", ["loop:400000000", "loop:300000000"])
     flex = ["instructions:G", "instructions", "instructions:H",
             "instructions:u", "instructions:k", "cycles", "cycles:G",
             "cycles:H"]
     c = record("mux", vmm, ",".join(["instructions:GD", "instructions:HD"] +
-                                    flex), "--raw", interval="100ms")
+                                    flex), interval="100ms")
     rep = finish(vmm, [c])
     rows = c.rows()
     mux = c.events("perf_multiplexed")
     check(mux, "no perf_multiplexed")
+    exp = {e["tid"]: e for e in c.events("perf_multiplexed_expected")}
+    for v in rep["vcpus"]:
+        e = exp.get(v["tid"])
+        check(e and (e["pmu_events"], e["pmu_counters"]) == (10, 7),
+              "perf_multiplexed_expected of vCPU %d: %s" % (v["vcpu"], e))
+    check(all(m["cause"] == "more_events_than_counters" and
+              m["pmu_events"] == 10 and m["pmu_counters"] == 7
+              for m in mux), "perf_multiplexed causes: %s" % mux)
     errs = []
     for v in rep["vcpus"]:
         trows = vcpu_rows(rows, v["tid"])
@@ -498,13 +509,13 @@ def multiplexing_against_truth():
                 continue
             errs.append(r["instructions_guest"] /
                         r["instructions_D_guest"] - 1)
-        est = raw_estimate(rows, v["tid"], "instructions:G")
+        est = episode_estimate(c, v["tid"], "instructions:G")
         err = est / v["guest_instructions"] - 1
         # Host mode only: a rate that is 0 in the guest and high in the
         # host, while perf rotates the counters at the host's timer tick,
         # a VM exit: the scaled value is biased (printed, Known problems).
         host = total(trows, "instructions_D_host")
-        host_est = raw_estimate(rows, v["tid"], "instructions:H")
+        host_est = episode_estimate(c, v["tid"], "instructions:H")
         check(abs(err) <= 0.02, "vCPU %d: whole-run estimate %.0f, guest "
               "%d (%+.2f%%)" % (v["vcpu"], est, v["guest_instructions"],
                                 100 * err))
@@ -525,6 +536,53 @@ def multiplexing_against_truth():
           flush=True)
     check(abs(errs[len(errs) // 2]) <= 0.05,
           "median per-interval error %.2f%%" % (100 * errs[len(errs) // 2]))
+    unload()
+
+
+@test
+def starved_counters_say_why():
+    """A vCPU thread that runs in bursts of 20 us every 45 ms, counted by
+    one collection with 7 hardware events (all its PMU's counters) and by
+    another with 2 others: perf rotates multiplexed counters only at its
+    timer tick while the thread runs, so the second collection's never
+    get on; its perf_no_counters says starved, with 9 hardware events on
+    the thread for 7 counters (or, if a tick ever met a burst, its
+    perf_multiplexed says more events than counters).  The first
+    collection's count exactly."""
+    load()
+    vmm = Vmm("starve", [",".join(["loop:10000,pause:45"] * 30)], vcpus=1)
+    a = record("starve-a", vmm, "cycles,instructions,instructions:G,"
+               "instructions:H,instructions:u,instructions:k,"
+               "instructions:Gu", interval="50ms")
+    b = record("starve-b", vmm, "instructions:Gk,instructions:Hu",
+               interval="50ms")
+    rep = finish(vmm, [a, b])
+    v = rep["vcpus"][0]
+    nc = b.events("perf_no_counters")
+    mux = b.events("perf_multiplexed")
+    exp = b.events("perf_multiplexed_expected")
+    check(exp and (exp[0]["pmu_events"], exp[0]["pmu_counters"],
+                   exp[0]["collections"]) == (9, 7, 1),
+          "perf_multiplexed_expected: %s" % exp)
+    if nc:
+        n = nc[0]
+        check(n["reason"] == "starved" and n["pmu_events"] == 9 and
+              n["pmu_counters"] == 7 and n["rotate_ms"],
+              "perf_no_counters: %s" % n)
+        said = "perf_no_counters: starved, %d us per interval, rotation " \
+            "every %d ms" % (n["ran_ns_per_interval"] // 1000,
+                             n["rotate_ms"])
+    else:
+        check(mux and mux[0]["cause"] == "more_events_than_counters" and
+              mux[0]["min_running_ratio"] < 0.05, "the second collection's "
+              "counters: no perf_no_counters, perf_multiplexed %s" % mux)
+        said = "perf_multiplexed (a tick met a burst): %s" % mux[0]["cause"]
+    got = total(vcpu_rows(a.rows(), v["tid"]), "instructions_guest")
+    check(got == v["guest_instructions"],
+          "first collection: instructions:G %d, guest %d" %
+          (got, v["guest_instructions"]))
+    print("  30 bursts of 20 us: the 2 later events %s; the first 7 count "
+          "(instructions:G %d exact)" % (said, got), flush=True)
     unload()
 
 

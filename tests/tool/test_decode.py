@@ -30,19 +30,20 @@ TOOL = os.path.join(ROOT, "tools", "vcpuperf-cat")
 
 # ---- uapi constants (include/uapi/vcpuperf.h) ------------------------------
 MAGIC = 0x46504356
-ABI = 2
+ABI = 3
 MAX_EVENTS = 16
 NAME_LEN = 48
 COMM_LEN = 16
 NO_VCPU = -1
 (HEADER, SAMPLE, STARTED, UNAVAILABLE, FIRST_ROW, MULTIPLEXED, NO_COUNTERS,
  VCPU_ADDED, TASK_EXITED, DROPPED, FINISHED, DETACHED, PROCESS,
- PROCESS_SAMPLE) = range(1, 15)
+ PROCESS_SAMPLE, MUX_EXPECTED) = range(1, 16)
 ATTACH_PROCESS_TOTALS, ATTACH_ALL_THREADS = 1, 2
 VM_NAME_LEN, UUID_LEN = 128, 40
 KIND_TID, KIND_PID, KIND_QEMU = 1, 2, 3
 MOD_U, MOD_K, MOD_G, MOD_H, MOD_D = 1, 2, 4, 8, 16
-CAUSE_NO_PMU, CAUSE_NEVER_COUNTED = 1, 9
+CAUSE_NO_PMU, CAUSE_NEVER_COUNTED, CAUSE_STARVED = 1, 9, 12
+MUX_MORE_EVENTS, MUX_PMU_SHARED = 1, 2
 DETACH_EXITED, DETACH_STOP = 2, 3
 SAMPLE_FIRST, SAMPLE_FINAL = 1, 2
 
@@ -69,6 +70,7 @@ DEFAULT_KEYS = ["cycles", "instructions", "cache_references", "cache_misses",
 REC_FMT = "=HHIQQQ"         # struct vcpuperf_rec, 32 bytes
 ID_FMT = "Ii"               # struct vcpuperf_target_id
 COUNT_FMT = "QQQ"           # struct vcpuperf_count
+LOAD_FMT = "IIII"           # struct vcpuperf_pmu_load
 
 
 def pad8(b):
@@ -141,14 +143,22 @@ class Stream:
                            pmask, cmask, nr)
         return self._put(FIRST_ROW, tid, body)
 
-    def multiplexed(self, tid, mask, ppm, pid=100, vcpu=0):
-        body = struct.pack("=" + ID_FMT + "II", pid, vcpu, mask, ppm)
+    def multiplexed(self, tid, mask, ppm, pid=100, vcpu=0, cause=0,
+                    load=(0, 0, 0, 0)):
+        body = struct.pack("=" + ID_FMT + "IIII" + LOAD_FMT, pid, vcpu, mask,
+                           ppm, cause, 0, *load)
         return self._put(MULTIPLEXED, tid, body)
 
-    def no_counters(self, tid, seen, ran, cmask, pid=100, vcpu=0):
-        body = struct.pack("=" + ID_FMT + "QQII", pid, vcpu, seen, ran,
-                           CAUSE_NEVER_COUNTED, cmask)
+    def no_counters(self, tid, seen, ran, cmask, pid=100, vcpu=0,
+                    cause=None, ran_ns=0, load=(0, 0, 0, 0)):
+        body = struct.pack("=" + ID_FMT + "QQIIQ" + LOAD_FMT, pid, vcpu, seen,
+                           ran, CAUSE_NEVER_COUNTED if cause is None
+                           else cause, cmask, ran_ns, *load)
         return self._put(NO_COUNTERS, tid, body)
+
+    def mux_expected(self, tid, load, pid=100, vcpu=0):
+        body = struct.pack("=" + ID_FMT + LOAD_FMT, pid, vcpu, *load)
+        return self._put(MUX_EXPECTED, tid, body)
 
     def vcpu_added(self, tid, comm, pid=100, vcpu=1):
         body = struct.pack("=" + ID_FMT + "16s", pid, vcpu, comm)
@@ -338,6 +348,34 @@ class TestProcess(ToolCase):
         self.assertEqual(t["cycles"], {"value": None, "enabled": None,
                                        "running": None, "scaled": None})
 
+    def test_pmu_load_and_causes(self):
+        """perf_multiplexed names its cause and the thread's demand on the
+        PMU; perf_multiplexed_expected says so at attach; a starved
+        thread's perf_no_counters says starved."""
+        s = Stream()
+        s.started(7, events=SW_EVENTS, vcpu=0)
+        s.mux_expected(7, (9, 7, 2, 4))
+        s.multiplexed(7, 0b01, 500000, cause=MUX_MORE_EVENTS,
+                      load=(9, 7, 2, 4))
+        s.started(8, events=SW_EVENTS, vcpu=1)
+        s.multiplexed(8, 0b10, 250000, vcpu=1, cause=MUX_PMU_SHARED,
+                      load=(3, 0, 1, 0))
+        s.no_counters(8, 10, 10, 0b11, vcpu=1, cause=CAUSE_STARVED,
+                      ran_ns=90000, load=(9, 7, 2, 4))
+        self.assertEqual(self.replay(s), 0, self.err)
+        exp = self.ev("perf_multiplexed_expected")
+        self.assertEqual([(e["tid"], e["pmu_events"], e["pmu_counters"],
+                           e["collections"], e["rotate_ms"]) for e in exp],
+                         [(7, 9, 7, 2, 4)])
+        mux = {e["tid"]: e for e in self.ev("perf_multiplexed")}
+        self.assertEqual(mux[7]["cause"], "more_events_than_counters")
+        self.assertEqual((mux[8]["cause"], mux[8]["pmu_counters"],
+                          mux[8]["rotate_ms"]), ("pmu_shared", None, None))
+        nc = self.ev("perf_no_counters")[0]
+        self.assertEqual((nc["reason"], nc["ran_ns_per_interval"],
+                          nc["pmu_events"], nc["pmu_counters"]),
+                         ("starved", 90000, 9, 7))
+
     def test_identity_and_role_in_thread_rows(self):
         self.assertEqual(self.replay(self.stream()), 0, self.err)
         th = {r["tid"]: r for r in self.rows if r["tid"] is not None}
@@ -444,7 +482,7 @@ class TestHeader(ToolCase):
         s = Stream(abi=1)
         self.assertEqual(self.replay(s), 1)
         self.assertIn("ABI version 1", self.err)
-        self.assertIn("expects 2", self.err)
+        self.assertIn("expects %d" % ABI, self.err)
 
     def test_first_record_not_header(self):
         s = Stream()

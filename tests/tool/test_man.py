@@ -242,9 +242,9 @@ class ModulePage(unittest.TestCase):
 
     def test_record_types(self):
         enum = uapi_enum("REC_")
-        self.assertEqual(len(enum), 14, enum)
+        self.assertEqual(len(enum), 15, enum)
         names = lib_table("vp_rec_names")
-        self.assertEqual(len(names), 14, names)
+        self.assertEqual(len(names), 15, names)
         text = "\n".join(sections(MAN4)["RECORD FORMAT"])
         w = set(re.findall(r"[A-Za-z_]+", text))
         missing = sorted((enum | names) - w)
@@ -254,6 +254,7 @@ class ModulePage(unittest.TestCase):
         want = (uapi_enum("CAUSE_") | lib_table("vp_cause_names") |
                 uapi_enum("DETACH_") | lib_switch("vp_detach_name") |
                 uapi_enum("TARGET_") | lib_switch("vp_kind_name") |
+                uapi_enum("MUX_") | lib_switch("vp_mux_cause_name") |
                 uapi_enum("SAMPLE_") | uapi_enum("MOD_") - {"VCPUPERF_MOD_ALL"})
         self.assertGreaterEqual(len(want), 30, want)
         w = words(MAN4)
