@@ -209,4 +209,4 @@ module_exit(vcpuperf_exit);
 MODULE_LICENSE("GPL");
 MODULE_AUTHOR("vcpuperf developers");
 MODULE_DESCRIPTION("Per-thread and per-vCPU in-kernel perf counters streamed through /dev/vcpuperf and debugfs");
-MODULE_VERSION("0.2.0");
+MODULE_VERSION("0.3.0");
