@@ -5,6 +5,10 @@
 #   make demo       set up, build, boot a VM, attach to a workload, print JSONL
 #   make demo-arm64 the same on the arm64 bed: a real PMU, QEMU with KVM
 #   make check      set up, build and run every test
+#   make check-host the tests that need no VM (builds, checkpatch, tool
+#                   tests, a short fuzz): a few minutes
+#   make check-vm T="NAME ..." [PROFILE=6.1|6.12|sid|debug|arm64] [SMP=N]
+#                   chosen integration tests in one boot of one kernel
 #   make fresh-test the first make demo in a minimal Debian 12 root
 #   make install    install the module (for KVER), vcpuperf-cat, the man
 #                   pages, the modprobe.d example and the systemd unit
@@ -31,7 +35,7 @@ kdir = $(if $(KDIR),$(KDIR),$(if $(kver),/lib/modules/$(kver)/build))
 
 .PHONY: print-kver all module tool setup setup-demo check fresh-test demo clean fuzz kunit bench bench-smoke matrix dkms-test \
 	install install-module install-files uninstall uninstall-module uninstall-files install-test \
-	stress arm64-check demo-arm64 setup-demo-arm64
+	stress arm64-check demo-arm64 setup-demo-arm64 check-host check-vm
 
 all: module tool
 
@@ -54,6 +58,14 @@ setup-demo:
 
 check: setup
 	scripts/check.sh
+
+# The tests without a VM, in a few minutes; chosen integration tests in one
+# boot of one kernel profile: make check-vm T="NAME ..." [PROFILE=...].
+check-host: setup
+	scripts/check-host.sh
+
+check-vm: setup
+	T="$(T)" PROFILE="$(PROFILE)" SMP="$(SMP)" scripts/check-vm.sh
 
 demo: setup-demo
 	scripts/demo.sh

@@ -1,0 +1,54 @@
+#!/bin/bash
+# check-host.sh - `make check-host`: the tests that need no VM, in a few
+# minutes: the module built with W=1 and sparse failing on any warning,
+# vcpuperf-cat with -Wall -Wextra -Werror, checkpatch --strict, the tool's
+# host tests (decoder, man pages, plot; the Prometheus test with
+# VP_CHECK_PROM=1) and a short fuzz of every harness (VP_FUZZ_SECONDS,
+# default 10).  Ends with one "N passed, N failed" line.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+# shellcheck source=scripts/result-lib.sh
+. scripts/result-lib.sh
+OUT=${VP_CHECK_OUT:-$(pwd)/out/check-host}
+rm -rf "$OUT"
+mkdir -p "$OUT"
+fail=0
+failed=()
+step() { echo; echo "==== [${SECONDS} s] $*"; }
+step_failed() { echo "step failed: $1"; failed+=("$1"); fail=1; }
+
+step "build: module (W=1, sparse), vcpuperf-cat (-Werror), workloads"
+if make module W=1 C=1 2>&1 | tee "$OUT/build.log" | grep -E 'warning:|error:' |
+	grep -v 'Skipping BTF'; then
+	step_failed "build warnings"
+fi
+make tool >>"$OUT/build.log" 2>&1 || step_failed "vcpuperf-cat build"
+make -C tests/workload >>"$OUT/build.log" 2>&1 || step_failed "workload build"
+
+step "style: checkpatch --strict"
+scripts/checkpatch.sh || step_failed "checkpatch"
+
+step "host tests: decoder, man pages, plot"
+python3 tests/tool/test_decode.py >"$OUT/tool.log" 2>&1 || step_failed "decoder tests"
+python3 tests/tool/test_man.py >"$OUT/man.log" 2>&1 || step_failed "man-page tests"
+python3 tests/tool/test_plot.py >"$OUT/plot.log" 2>&1 || step_failed "plot tests"
+logs=("$OUT/tool.log" "$OUT/man.log" "$OUT/plot.log")
+if [ "${VP_CHECK_PROM:-0}" = 1 ]; then
+	python3 tests/tool/test_prom.py >"$OUT/prom.log" 2>&1 || step_failed "prometheus test"
+	logs+=("$OUT/prom.log")
+fi
+for log in "${logs[@]}"; do echo "$(basename "$log"): $(result_line "$log")"; done
+
+step "fuzz: every harness, ${VP_FUZZ_SECONDS:-10} s each"
+VP_FUZZ_OUT=$OUT/fuzz scripts/fuzz.sh "${VP_FUZZ_SECONDS:-10}" >"$OUT/fuzz.log" 2>&1 ||
+	step_failed "fuzz"
+tail -n 6 "$OUT/fuzz.log"
+
+npass=0
+nfail=0
+for log in "${logs[@]}"; do result_add "$(result_line "$log")"; done
+echo
+[ ${#failed[@]} -eq 0 ] || printf 'failed step: %s\n' "${failed[@]}"
+echo "$npass passed, $nfail failed"
+[ "$fail" -eq 0 ] && [ "$nfail" -eq 0 ]
