@@ -72,6 +72,20 @@ def meminfo():
     return out
 
 
+def debug_allocator():
+    """What of KASAN and kmemleak this kernel runs ("KASAN, kmemleak"),
+    each of which makes every slab allocation larger; "" for neither.
+    Read from the kernel: KASAN's report function among its symbols,
+    kmemleak's debugfs file."""
+    found = []
+    with open("/proc/kallsyms") as f:
+        if any(line.rstrip().endswith(" kasan_report") for line in f):
+            found.append("KASAN")
+    if os.path.exists("/sys/kernel/debug/kmemleak"):
+        found.append("kmemleak")
+    return ", ".join(found)
+
+
 def sh(cmd, check_rc=True, timeout=120):
     p = subprocess.run(cmd, shell=True, capture_output=True, text=True,
                        timeout=timeout)
