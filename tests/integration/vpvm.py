@@ -14,7 +14,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from vptest import Cat, Workload, check, load, OUT  # noqa: E402
+from vptest import (Cat, Workload, check, debug_allocator, load,  # noqa: E402
+                    OUT)
 
 MS = 1000000
 TESTS = []
@@ -52,7 +53,8 @@ def per_vm_totals_match_proc():
     1 ms, less what the counters cannot see: the end of each exiting
     thread's exit path, after perf_event_exit_task() (measured under TCG:
     1.0-1.1 ms per thread; allowed: 2 ms per thread that exited), more
-    what the kernel's task-clock runs ahead of its runtime under TCG (3%).
+    what the kernel's task-clock runs ahead of its runtime under TCG (3%,
+    8% on a kernel with KASAN and lockdep).
     The per-thread rows cannot see the short-lived threads; the per-VM
     rows carry the VM identity of the libvirt-style command line."""
     load()
@@ -129,9 +131,13 @@ def per_vm_totals_match_proc():
     exited = spawn + 1          # the short-lived threads and vCPU 0
     # Above: the kernel's task-clock runs ahead of the runtime that
     # utime + stime are scaled to under TCG (unstable TSC): up to 2.8%
-    # measured on the debug kernel (vpself.py), so 3% of it on top.
+    # measured (vpself.py), so 3% of it on top.  At every switch the task
+    # clock stops after and starts after the runtime does, so the slower
+    # the scheduler the more it is ahead: on a kernel with KASAN and
+    # lockdep 5.5% was measured (1160.7 ms against 1100 ms), so 8% there.
+    ahead = 0.08 if debug_allocator() else 0.03
     check(-2 * TICK_NS - MS - exited * 2 * MS <= tc - otc <=
-          2 * TICK_NS + MS + 0.03 * otc,
+          2 * TICK_NS + MS + ahead * otc,
           "per-VM task_clock %d ns vs utime+stime %d ns (%d threads "
           "exited)" % (tc, otc, exited))
     # a pass can catch a short-lived thread alive (it then has rows for
