@@ -19,12 +19,6 @@
 #define VP_HAVE_TRACEPOINTS	IS_ENABLED(CONFIG_TRACING)
 
 /*
- * Linux 6.4 made vhost's and io_uring's workers user workers: threads of
- * the process that never return to user mode.  io_uring's run task work
- * in their loop (PF_IO_WORKER); vhost's never do.  Before 6.4 vhost's
- * were kernel threads (PF_KTHREAD), which are never asked anyway.
- */
-/*
  * Linux 7.2 moved a task's dumpability and the user namespace it belongs
  * to from its mm (mm->user_ns, get_dumpable()) to its exec state
  * (task->exec_state, an RCU pointer whose accessors are not exported).
@@ -42,6 +36,22 @@
 #define VP_ARM_PMU_CNTR_MASK	0
 #endif
 
+/*
+ * Newer kernels (7.2 in the matrix) export perf_get_x86_pmu_capability()
+ * to KVM alone (EXPORT_SYMBOL_FOR_KVM); Kbuild defines VP_X86_PMU_CAP_KVM_ONLY
+ * when the kernel's Module.symvers says so, and module/pmu.c reads CPUID,
+ * whose helpers such kernels declare in <asm/cpuid/api.h>.
+ */
+#ifndef VP_X86_PMU_CAP_KVM_ONLY
+#define VP_X86_PMU_CAP_KVM_ONLY	0
+#endif
+
+/*
+ * Linux 6.4 made vhost's and io_uring's workers user workers: threads of
+ * the process that never return to user mode.  io_uring's run task work
+ * in their loop (PF_IO_WORKER); vhost's never do.  Before 6.4 vhost's
+ * were kernel threads (PF_KTHREAD), which are never asked anyway.
+ */
 #ifdef PF_USER_WORKER
 #define VP_PF_NO_TASK_WORK(flags) \
 	(((flags) & (PF_USER_WORKER | PF_IO_WORKER)) == PF_USER_WORKER)
