@@ -512,7 +512,7 @@ static bool vp_sample_finish(struct vp_coll *c, struct vp_target *t,
  * @window:	ns from the first to the last read
  * @flags:	VCPUPERF_SAMPLE_* to set on the sample
  *
- * For values the thread read itself (read.c).  See vp_sample_account().
+ * For values the thread read itself (pass.c).  See vp_sample_account().
  *
  * Return: true when the thread has exited: the caller ends it.
  */

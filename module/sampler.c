@@ -19,7 +19,7 @@
 #define VP_SLACK_NS	(10 * NSEC_PER_USEC)
 
 /*
- * One pass over every target (read.c).  With a thousand targets a pass can
+ * One pass over every target (pass.c).  With a thousand targets a pass can
  * outlast the interval, and the next one then starts at once: the pass
  * gives the CPU up between targets, or on a kernel without preemption it
  * would keep its CPU (and everything queued behind it) for as long as

@@ -30,7 +30,7 @@
  *
  * A thread that stays in the kernel keeps its work queued: a thread
  * blocked in a long system call, or a user worker (vhost) that never
- * returns to user mode, which read.c never asks.  So a work still queued
+ * returns to user mode, which pass.c never asks.  So a work still queued
  * VP_SELFREAD_STUCK_NS after it was queued (a later pass finds it, or
  * its target ends), far more than a timer tick, holds a reference on the
  * module:

@@ -20,7 +20,7 @@
  *  4. vp_module.acct (a spinlock): the limit accounting, innermost, taken
  *     with or without the others.
  * Directions of calls: files (chardev, debugfs) -> control -> collection
- * -> sampler -> read -> attach -> target -> lifecycle -> selfread,
+ * -> sampler -> pass -> attach -> target -> lifecycle -> selfread,
  * counter, ring; attach and sampler -> process (whole-process counters)
  * -> lifecycle, ring.
  */
@@ -544,7 +544,7 @@ enum vcpuperf_cause vp_counter_cause(const struct vp_counter *c,
 				     const struct vcpuperf_event_desc *desc);
 const char *vp_counter_state(const struct vp_counter *c);
 
-/* read.c */
+/* pass.c */
 u32 vp_read_mode(struct vp_coll *c);
 bool vp_read_start(struct vp_coll *c, struct vp_target *t, u64 pass,
 		   u32 mode);
@@ -578,7 +578,7 @@ ssize_t vp_control_write(struct vp_coll *c, const struct file *file,
 			 const char __user *ubuf, size_t count);
 void vp_control_show(struct seq_file *m, struct vp_coll *c);
 
-/* reader.c */
+/* stream.c */
 struct vp_reader;
 struct vp_reader *vp_reader_open(struct vp_coll *c);
 void vp_reader_close(struct vp_reader *r);
