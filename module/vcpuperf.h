@@ -20,9 +20,9 @@
  *  4. vp_module.acct (a spinlock): the limit accounting, innermost, taken
  *     with or without the others.
  * Directions of calls: files (chardev, debugfs) -> control -> collection
- * -> sampler -> pass -> attach -> target -> lifecycle -> selfread,
+ * -> sampler -> pass -> attach -> target -> sample -> selfread,
  * counter, ring; attach and sampler -> process (whole-process counters)
- * -> lifecycle, ring.
+ * -> sample, ring.
  */
 #ifndef _VCPUPERF_MODULE_H
 #define _VCPUPERF_MODULE_H
@@ -462,7 +462,7 @@ void vp_coll_set_interval(struct vp_coll *c, u64 ns);
 void vp_coll_reject(struct vp_coll *c, int ret, const char *why);
 void vp_coll_last_error(struct vp_coll *c, struct vcpuperf_error *e);
 
-/* lifecycle.c */
+/* sample.c */
 void *vp_rec_begin(struct vp_coll *c, u16 type, u32 size, u32 tid);
 int vp_rec_emit(struct vp_coll *c, void *rec, enum vp_rec_class cls);
 void vp_totals_begin(struct vp_coll *c);
