@@ -21,8 +21,8 @@
  *     with or without the others.
  * Directions of calls: files (chardev, debugfs) -> control -> collection
  * -> sampler -> pass -> attach -> target -> sample -> selfread,
- * counter, ring; attach and sampler -> process (whole-process counters)
- * -> sample, ring.
+ * counter, record -> ring; attach and sampler -> process (whole-process
+ * counters) -> record, ring.
  */
 #ifndef _VCPUPERF_MODULE_H
 #define _VCPUPERF_MODULE_H
@@ -462,17 +462,27 @@ void vp_coll_set_interval(struct vp_coll *c, u64 ns);
 void vp_coll_reject(struct vp_coll *c, int ret, const char *why);
 void vp_coll_last_error(struct vp_coll *c, struct vcpuperf_error *e);
 
-/* sample.c */
+/* record.c */
 void *vp_rec_begin(struct vp_coll *c, u16 type, u32 size, u32 tid);
 int vp_rec_emit(struct vp_coll *c, void *rec, enum vp_rec_class cls);
 void vp_totals_begin(struct vp_coll *c);
 void vp_emit_started(struct vp_coll *c, struct vp_target *t);
 void vp_emit_unavailable(struct vp_coll *c, struct vp_target *t, u32 idx);
 void vp_emit_vcpu_added(struct vp_coll *c, struct vp_target *t);
+void vp_emit_first_row(struct vp_coll *c, struct vp_target *t,
+		       u32 counting);
+void vp_emit_multiplexed(struct vp_coll *c, struct vp_target *t,
+			 u32 mask, u32 min_ppm);
+void vp_emit_no_counters(struct vp_coll *c, struct vp_target *t,
+			 u32 counting);
 void vp_emit_mux_expected(struct vp_coll *c, struct vp_target *t);
+void vp_emit_task_exited(struct vp_coll *c, struct vp_target *t,
+			 u32 exited);
 void vp_emit_finished(struct vp_coll *c, struct vp_target *t);
 void vp_emit_detached(struct vp_coll *c, struct vp_target *t, u32 reason);
 void vp_emit_session_finished(struct vp_coll *c);
+
+/* sample.c */
 bool vp_sample_target(struct vp_coll *c, struct vp_target *t, u32 flags);
 bool vp_sample_deferred(struct vp_coll *c, struct vp_target *t);
 bool vp_sample_values(struct vp_coll *c, struct vp_target *t,
