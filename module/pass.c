@@ -22,6 +22,11 @@
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
 
+#include "compat.h"
+#include "pass.h"
+#include "sample.h"
+#include "selfread.h"
+#include "target.h"
 #include "vcpuperf.h"
 
 /**

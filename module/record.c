@@ -12,6 +12,10 @@
 #include <linux/ktime.h>
 #include <linux/timekeeping.h>
 
+#include "counter.h"
+#include "record.h"
+#include "ring.h"
+#include "shared.h"
 #include "vcpuperf.h"
 
 /**

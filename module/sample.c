@@ -10,6 +10,11 @@
 #include <linux/ktime.h>
 #include <linux/timekeeping.h>
 
+#include "counter.h"
+#include "record.h"
+#include "ring.h"
+#include "sample.h"
+#include "selfread.h"
 #include "vcpuperf.h"
 
 #define VP_PPM		1000000ULL

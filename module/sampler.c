@@ -13,6 +13,11 @@
 #include <linux/ktime.h>
 #include <linux/timekeeping.h>
 
+#include "attach.h"
+#include "pass.h"
+#include "process.h"
+#include "ring.h"
+#include "sampler.h"
 #include "vcpuperf.h"
 
 /* Timer slack of the sampler's sleep: well under the 1 ms minimum. */

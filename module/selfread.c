@@ -61,7 +61,9 @@
 #include <linux/timekeeping.h>
 #include <linux/wait_bit.h>
 
-#include "vcpuperf.h"
+#include "counter.h"
+#include "selfread.h"
+#include "shared.h"
 
 /* Works queued on threads and not yet run, module-wide: unload waits. */
 static atomic_t vp_selfread_queued = ATOMIC_INIT(0);
@@ -74,6 +76,8 @@ static atomic_t vp_selfread_queued = ATOMIC_INIT(0);
 #define VP_SELFREAD_NAMED	8
 /* Buckets of the queued works' table (2^bits). */
 #define VP_SELFREAD_HASH_BITS	8
+/* Unload names the threads it still waits for this often, seconds. */
+#define VP_DRAIN_WARN_SECS	10
 
 /* The queued works by thread, for the bound and the names (vp_sr_lock). */
 static DEFINE_SPINLOCK(vp_sr_lock);

@@ -22,6 +22,17 @@
 #include <linux/umh.h>
 #include <linux/vmalloc.h>
 
+#include "../../module/collection.h"
+#include "../../module/control.h"
+#include "../../module/counter.h"
+#include "../../module/files.h"
+#include "../../module/pass.h"
+#include "../../module/record.h"
+#include "../../module/ring.h"
+#include "../../module/sample.h"
+#include "../../module/sampler.h"
+#include "../../module/selfread.h"
+#include "../../module/stream.h"
 #include "../../module/vcpuperf.h"
 
 #define ERRLEN	VP_ERR_LEN
