@@ -174,7 +174,7 @@ if [ $prc -ne 0 ]; then
 fi
 
 # Every case of the source must have a result: none missing.
-expected=$(grep -c 'KUNIT_CASE(' "$top/tests/kunit/vcpuperf_test.c")
+expected=$(grep -c 'KUNIT_CASE(' "$top/tests/kunit/parse_kunit.c")
 got=$(python3 - "$out/results.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
