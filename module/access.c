@@ -29,7 +29,8 @@
 #include <linux/sched/task.h>
 #include <linux/user_namespace.h>
 
-#include "vcpuperf.h"
+#include "access.h"
+#include "compat.h"
 
 #if VP_HAVE_EXEC_STATE
 #include <linux/sched/exec_state.h>

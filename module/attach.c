@@ -11,6 +11,13 @@
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 
+#include "access.h"
+#include "attach.h"
+#include "counter.h"
+#include "process.h"
+#include "record.h"
+#include "sample.h"
+#include "target.h"
 #include "vcpuperf.h"
 
 static void vp_group_free(struct vp_coll *c, struct vp_group *g)

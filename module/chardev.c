@@ -21,6 +21,11 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
+#include "chardev.h"
+#include "collection.h"
+#include "control.h"
+#include "files.h"
+#include "stream.h"
 #include "vcpuperf.h"
 
 /**

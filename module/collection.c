@@ -13,6 +13,11 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 
+#include "attach.h"
+#include "collection.h"
+#include "record.h"
+#include "ring.h"
+#include "sampler.h"
 #include "vcpuperf.h"
 
 /*

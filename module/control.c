@@ -10,6 +10,11 @@
 #include <linux/string.h>
 #include <linux/uaccess.h>
 
+#include "attach.h"
+#include "collection.h"
+#include "control.h"
+#include "record.h"
+#include "sampler.h"
 #include "vcpuperf.h"
 
 /* Carry out a parsed command; the collection's lock is held. */

@@ -9,7 +9,9 @@
 #include <linux/perf_event.h>
 #include <linux/trace_events.h>
 
-#include "vcpuperf.h"
+#include "compat.h"
+#include "counter.h"
+#include "shared.h"
 
 #if VP_HAVE_TRACEPOINTS
 static int vp_resolve_tracepoint(struct vp_event_spec *ev, char *err,

@@ -14,6 +14,11 @@
 #include <linux/fs.h>
 #include <linux/seq_file.h>
 
+#include "control.h"
+#include "debugfs.h"
+#include "files.h"
+#include "status.h"
+#include "stream.h"
 #include "vcpuperf.h"
 
 /* A counted seq_file; its private data is the module. */

@@ -22,6 +22,7 @@
 #include <linux/fs.h>
 #include <linux/wait.h>
 
+#include "files.h"
 #include "vcpuperf.h"
 
 #define VP_UNLOAD_WARN_SECS	10

@@ -15,6 +15,12 @@
 #include <linux/slab.h>
 #include <linux/wait.h>
 
+#include "chardev.h"
+#include "collection.h"
+#include "control.h"
+#include "debugfs.h"
+#include "files.h"
+#include "selfread.h"
 #include "vcpuperf.h"
 
 #define VP_INTERVAL_MS_MAX	(VCPUPERF_INTERVAL_MAX_NS / NSEC_PER_MSEC)

@@ -24,7 +24,8 @@
 #include <linux/perf/arm_pmu.h>
 #endif
 
-#include "vcpuperf.h"
+#include "compat.h"
+#include "pmu.h"
 
 /* The names arm_pmu drivers register under ("armv8_pmuv3_0", ...). */
 #define VP_ARM_PMU_PREFIX	"armv"

@@ -36,6 +36,12 @@
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 
+#include "counter.h"
+#include "process.h"
+#include "record.h"
+#include "ring.h"
+#include "shared.h"
+#include "target.h"
 #include "vcpuperf.h"
 
 /* Bytes of a command line read for the VM identity; the rest is cut. */

@@ -11,7 +11,7 @@
 #include <linux/timekeeping.h>
 #include <linux/vmalloc.h>
 
-#include "vcpuperf.h"
+#include "ring.h"
 
 /* Share of the ring kept for lifecycle records: 1/VP_RESERVE_DIV. */
 #define VP_RESERVE_DIV	8

@@ -13,13 +13,18 @@
 #include <linux/ktime.h>
 #include <linux/timekeeping.h>
 
+#include "attach.h"
+#include "pass.h"
+#include "process.h"
+#include "ring.h"
+#include "sampler.h"
 #include "vcpuperf.h"
 
 /* Timer slack of the sampler's sleep: well under the 1 ms minimum. */
 #define VP_SLACK_NS	(10 * NSEC_PER_USEC)
 
 /*
- * One pass over every target (read.c).  With a thousand targets a pass can
+ * One pass over every target (pass.c).  With a thousand targets a pass can
  * outlast the interval, and the next one then starts at once: the pass
  * gives the CPU up between targets, or on a kernel without preemption it
  * would keep its CPU (and everything queued behind it) for as long as

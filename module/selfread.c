@@ -30,7 +30,7 @@
  *
  * A thread that stays in the kernel keeps its work queued: a thread
  * blocked in a long system call, or a user worker (vhost) that never
- * returns to user mode, which read.c never asks.  So a work still queued
+ * returns to user mode, which pass.c never asks.  So a work still queued
  * VP_SELFREAD_STUCK_NS after it was queued (a later pass finds it, or
  * its target ends), far more than a timer tick, holds a reference on the
  * module:
@@ -61,7 +61,9 @@
 #include <linux/timekeeping.h>
 #include <linux/wait_bit.h>
 
-#include "vcpuperf.h"
+#include "counter.h"
+#include "selfread.h"
+#include "shared.h"
 
 /* Works queued on threads and not yet run, module-wide: unload waits. */
 static atomic_t vp_selfread_queued = ATOMIC_INIT(0);
@@ -74,6 +76,8 @@ static atomic_t vp_selfread_queued = ATOMIC_INIT(0);
 #define VP_SELFREAD_NAMED	8
 /* Buckets of the queued works' table (2^bits). */
 #define VP_SELFREAD_HASH_BITS	8
+/* Unload names the threads it still waits for this often, seconds. */
+#define VP_DRAIN_WARN_SECS	10
 
 /* The queued works by thread, for the bound and the names (vp_sr_lock). */
 static DEFINE_SPINLOCK(vp_sr_lock);

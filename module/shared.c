@@ -27,7 +27,8 @@
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 
-#include "vcpuperf.h"
+#include "pmu.h"
+#include "shared.h"
 
 #define VP_SHARED_HASH_BITS	10
 

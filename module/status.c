@@ -8,6 +8,13 @@
 #include <linux/math64.h>
 #include <linux/seq_file.h>
 
+#include "counter.h"
+#include "pass.h"
+#include "process.h"
+#include "ring.h"
+#include "selfread.h"
+#include "shared.h"
+#include "status.h"
 #include "vcpuperf.h"
 
 static void vp_status_ring(struct seq_file *m, struct vp_ring *ring)

@@ -12,6 +12,12 @@
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 
+#include "counter.h"
+#include "process.h"
+#include "record.h"
+#include "sample.h"
+#include "selfread.h"
+#include "target.h"
 #include "vcpuperf.h"
 
 #define VP_VCPU_PREFIX	"CPU "

@@ -23,7 +23,7 @@ cp="$dir/$top/scripts/checkpatch.pl --strict --no-tree --terse --show-types"
 fail=0
 # shellcheck disable=SC2086
 $cp -f module/*.c module/*.h lib/*.c lib/*.h include/uapi/*.h tests/pmu/vp_testpmu.c \
-	tests/kunit/vcpuperf_test.c bench/floor/vpfloor.c \
+	tests/kunit/*.c tests/kunit/*.h bench/floor/vpfloor.c \
 	>"${TMPDIR:-/tmp}/checkpatch.$$" 2>&1 || true
 # shellcheck disable=SC2086
 $cp --ignore PREFER_KERNEL_TYPES,CAMELCASE,SPLIT_STRING,MISSING_SPACE,VOLATILE,PREFER_DEFINED_ATTRIBUTE_MACRO \

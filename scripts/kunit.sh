@@ -1,11 +1,13 @@
 #!/bin/bash
-# kunit.sh - run the vcpuperf KUnit suite in a debug kernel, in a VM.
+# kunit.sh - run the vcpuperf KUnit suites in a debug kernel, in a VM.
 #
 # Usage: scripts/kunit.sh [--out DIR] [--timeout SEC] [--mem MB] [--smp N]
 #
 #   --out DIR      results directory (default out/kunit); holds
-#                  results.ktap     the suite's KTAP, from
-#                                   /sys/kernel/debug/kunit/vcpuperf/results
+#                  results.ktap     the suites' KTAP, one document with a
+#                                   subtest per suite, from each
+#                                   /sys/kernel/debug/kunit/vcpuperf_*/results
+#                                   (results-SUITE.ktap)
 #                  results.json     kunit.py's parse of it
 #                  dmesg.txt        the guest's kernel log
 #                  kmemleak.txt     kmemleak's report after the run
@@ -16,7 +18,8 @@
 # reuse the debug kernel: KASAN, lockdep, kmemleak, DEBUG_ATOMIC_SLEEP),
 # build tests/kunit/vcpuperf_kunit.ko against it, boot it with
 # scripts/vm-run.sh --kernel, insmod the test module (the suite runs at
-# load), save its KTAP results, unload it, scan for leaks and save dmesg.
+# load), save each suite's KTAP results, unload it, scan for leaks and
+# save dmesg.
 # On the host the KTAP is parsed by the kernel's own
 # tools/testing/kunit/kunit.py parse.
 #
@@ -34,7 +37,8 @@ out=$top/out/kunit
 timeout_s=1500
 mem=1024
 smp=2
-suite=vcpuperf
+# The suites are named vcpuperf_UNIT (tests/kunit/*_kunit.c).
+suite_prefix=vcpuperf_
 module=vcpuperf_kunit
 
 while [ $# -gt 0 ]; do
@@ -58,7 +62,7 @@ kunit_py=$ksrc/tools/testing/kunit/kunit.py
 
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-rm -f "$out"/results.ktap "$out"/results.json "$out"/dmesg.txt \
+rm -f "$out"/results.ktap "$out"/results-*.ktap "$out"/results.json "$out"/dmesg.txt \
 	"$out"/kmemleak.txt "$out"/console.log "$out"/guest.log "$out"/.rc
 
 log "building $module.ko against $kbuild"
@@ -95,11 +99,14 @@ else
 fi
 echo "guest: insmod $module"
 insmod \$O/$module.ko || echo "guest: insmod failed: \$?"
-if [ -r \$D/kunit/$suite/results ]; then
-	cat \$D/kunit/$suite/results >\$O/results.ktap
-else
-	echo "guest: no \$D/kunit/$suite/results" >&2
-fi
+n=0
+for r in \$D/kunit/$suite_prefix*/results; do
+	[ -r "\$r" ] || continue
+	s=\${r%/results}
+	cat "\$r" >"\$O/results-\${s##*/}.ktap"
+	n=\$((n + 1))
+done
+[ \$n -gt 0 ] || echo "guest: no \$D/kunit/$suite_prefix*/results" >&2
 rmmod $module || echo "guest: rmmod failed: \$?"
 if [ -w \$ML ]; then
 	# kmemleak reports objects unreferenced for 5 s, over two scans.
@@ -120,9 +127,28 @@ set +e
 	</dev/null >"$out/guest.log" 2>&1
 vrc=$?
 set -e
-for f in results.ktap kmemleak.txt dmesg.txt; do
+for f in kmemleak.txt dmesg.txt; do
 	[ ! -f "$vmout/$f" ] || mv -f "$vmout/$f" "$out/$f"
 done
+for f in "$vmout"/results-*.ktap; do
+	[ ! -f "$f" ] || mv -f "$f" "$out/"
+done
+# One KTAP document of every suite's: each debugfs results file is a
+# document of its own ("KTAP version 1", "1..1", the suite, "ok 1 NAME"),
+# so the suites become subtests 1..N of one plan.
+if compgen -G "$out/results-*.ktap" >/dev/null; then
+	python3 - "$out/results.ktap" "$out"/results-*.ktap <<'PY'
+import re, sys
+dst, srcs = sys.argv[1], sys.argv[2:]
+out = ["KTAP version 1", "1..%d" % len(srcs)]
+for i, path in enumerate(srcs, 1):
+    for line in open(path).read().splitlines():
+        if line.startswith("KTAP version") or re.fullmatch(r"1\.\.\d+", line):
+            continue
+        out.append(re.sub(r"^((?:not )?ok) 1 ", r"\g<1> %d " % i, line))
+open(dst, "w").write("\n".join(out) + "\n")
+PY
+fi
 
 fail=0
 if [ $vrc -ne 0 ]; then
@@ -173,16 +199,23 @@ if [ $prc -ne 0 ]; then
 	fail=1
 fi
 
-# Every case of the source must have a result: none missing.
-expected=$(grep -c 'KUNIT_CASE(' "$top/tests/kunit/vcpuperf_test.c")
-got=$(python3 - "$out/results.json" <<'PY'
+# Every suite and every case of the sources must have a result: none
+# missing.
+expected=$(cat "$top"/tests/kunit/*_kunit.c | grep -c 'KUNIT_CASE(')
+suites=$(sed -n 's/^\t\.name = "\('"$suite_prefix"'[a-z0-9_]*\)",$/\1/p' \
+	"$top"/tests/kunit/*_kunit.c)
+got=$(python3 - "$out/results.json" "$suites" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-cases = [c for s in d.get("sub_groups", []) for c in s.get("test_cases", [])]
+groups = d.get("sub_groups", [])
+missing = sorted(set(sys.argv[2].split()) - {s["name"] for s in groups})
+for name in missing:
+    print("kunit: no results for suite " + name, file=sys.stderr)
+cases = [c for s in groups for c in s.get("test_cases", [])]
 for c in cases:
     if c["status"] == "SKIP":
         print("kunit: skipped: " + c["name"], file=sys.stderr)
-print(len(cases))
+print(-1 if missing else len(cases))
 PY
 ) || got=0
 if [ "$got" != "$expected" ]; then
@@ -194,4 +227,4 @@ if [ $fail -ne 0 ]; then
 	log "FAILED (results in $out)"
 	exit 1
 fi
-log "PASSED: $got cases (results in $out)"
+log "PASSED: $got cases in $(echo "$suites" | wc -w) suites (results in $out)"

@@ -1,4 +1,4 @@
-"""Integration tests of how running threads are read (module/read.c,
+"""Integration tests of how running threads are read (module/pass.c,
 module/selfread.c): a thread on another CPU reads its own counters from a
 task work (kick: one reschedule interrupt; lazy: none, it comes by itself
 at the next timer tick), a thread that is not running is read directly,

@@ -8,7 +8,7 @@
  * in time.
  *
  * A pass does not wait for the threads it asks: it collects their values
- * at the next pass (lifecycle.c, vp_sample_deferred()), so that the
+ * at the next pass (sample.c, vp_sample_deferred()), so that the
  * sampler sleeps once per interval.  Every extra wake-up of the sampler
  * may itself cost an interrupt (measured under TCG: about one and a half
  * rescheduling interrupts per wake-up), which is what the self-read saves.
@@ -22,6 +22,11 @@
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
 
+#include "compat.h"
+#include "pass.h"
+#include "sample.h"
+#include "selfread.h"
+#include "target.h"
 #include "vcpuperf.h"
 
 /**

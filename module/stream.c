@@ -17,6 +17,8 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
+#include "ring.h"
+#include "stream.h"
 #include "vcpuperf.h"
 
 /*

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A thread's sample (sample.c): its counters read (or the values it read
+ * itself) into a sample record, from each counter's baseline, and the
+ * lifecycle state machine that decides which records follow.
+ */
+#ifndef _VCPUPERF_SAMPLE_H
+#define _VCPUPERF_SAMPLE_H
+
+#include <linux/types.h>
+
+#include "../lib/vcpuperf_lib.h"
+
+struct vp_coll;
+struct vp_target;
+
+bool vp_sample_target(struct vp_coll *c, struct vp_target *t, u32 flags);
+bool vp_sample_deferred(struct vp_coll *c, struct vp_target *t);
+bool vp_sample_values(struct vp_coll *c, struct vp_target *t,
+		      const struct vcpuperf_count *vals, u32 exited,
+		      u64 t_mono, u64 t_wall, u64 window, u32 flags);
+bool vp_sample_account(struct vp_coll *c, struct vp_target *t,
+		       struct vcpuperf_sample *s, u32 counting, u32 exited,
+		       u64 window_ns, u32 flags);
+
+#endif /* _VCPUPERF_SAMPLE_H */

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * One sampled thread of a collection (target.c): made with its counters,
+ * started (its started and unavailable records), ended (a final sample,
+ * finished and detached records, counters released) and freed; and the vCPU
+ * index a QEMU thread name gives.
+ */
+#ifndef _VCPUPERF_TARGET_H
+#define _VCPUPERF_TARGET_H
+
+#include <linux/types.h>
+
+#include "../lib/vcpuperf_lib.h"
+
+struct pid_namespace;
+struct task_struct;
+struct vp_coll;
+struct vp_group;
+struct vp_target;
+
+struct vp_target *vp_target_new(struct vp_coll *c, struct task_struct *task,
+				struct pid_namespace *ns,
+				enum vcpuperf_target_kind kind,
+				struct vp_group *group,
+				const struct vcpuperf_event_desc *descs,
+				u32 nr_events);
+void vp_target_start(struct vp_coll *c, struct vp_target *t);
+void vp_target_end(struct vp_coll *c, struct vp_target *t, u32 reason);
+void vp_target_free(struct vp_coll *c, struct vp_target *t);
+int vp_parse_vcpu(const char *comm);
+
+#endif /* _VCPUPERF_TARGET_H */
