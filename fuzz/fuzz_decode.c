@@ -22,7 +22,9 @@
 #include <ctype.h>
 #include <sanitizer/asan_interface.h>
 
-#include "vcpuperf-cat.h"
+#include "decode.h"
+#include "jsonl.h"
+#include "output.h"
 #include "fuzz_common.h"
 
 /* ---- a strict JSON syntax check (RFC 8259) -------------------------- */

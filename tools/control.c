@@ -11,7 +11,8 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "vcpuperf-cat.h"
+#include "common.h"
+#include "control.h"
 
 #define VC_DEBUGFS_MNT	"/sys/kernel/debug"
 #define VC_MODULE_DIR	"/sys/module/vcpuperf"
