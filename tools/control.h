@@ -29,10 +29,6 @@ struct vc_files {
 
 int vc_open_module(const char *dir, const char *device, bool control,
 		   struct vc_files *files);
-
-void vc_explain_missing(const char *dir);
-void vc_explain_open(const char *path, int err, bool stream);
 int vc_control(int fd, const char *dir, const char *cmd);
-int vc_last_error(const char *dir, char *buf, size_t len);
 
 #endif /* _VC_CONTROL_H */
