@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Fuzz vcpuperf-cat's stream decoder (tools/decode.c, rows.c,
- * lifecycle.c, jsonl.c and the lib/ code they call) on arbitrary bytes.
+ * Fuzz vcpuperf-cat's stream decoder and JSONL writers (libvpcat.a, as
+ * tools/lib.mk defines it: decode.c, rows.c, lifecycle.c, jsonl.c and
+ * the lib/ code they call) on arbitrary bytes.
  *
  * The decoder is driven through the same API the tool's read loop uses
  * (vc_dec_space / vc_dec_commit / vc_dec_end), writing JSONL into
