@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Fuzz vcpuperf-cat's stream decoder (tools/decode.c, rows.c,
- * lifecycle.c, jsonl.c and the lib/ code they call) on arbitrary bytes.
+ * Fuzz vcpuperf-cat's stream decoder and JSONL writers (libvpcat.a, as
+ * tools/lib.mk defines it: decode.c, rows.c, lifecycle.c, jsonl.c and
+ * the lib/ code they call) on arbitrary bytes.
  *
  * The decoder is driven through the same API the tool's read loop uses
  * (vc_dec_space / vc_dec_commit / vc_dec_end), writing JSONL into
@@ -22,7 +23,9 @@
 #include <ctype.h>
 #include <sanitizer/asan_interface.h>
 
-#include "vcpuperf-cat.h"
+#include "decode.h"
+#include "jsonl.h"
+#include "output.h"
 #include "fuzz_common.h"
 
 /* ---- a strict JSON syntax check (RFC 8259) -------------------------- */

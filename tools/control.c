@@ -11,7 +11,8 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "vcpuperf-cat.h"
+#include "common.h"
+#include "control.h"
 
 #define VC_DEBUGFS_MNT	"/sys/kernel/debug"
 #define VC_MODULE_DIR	"/sys/module/vcpuperf"
@@ -48,7 +49,7 @@ static bool vc_debugfs_mounted(const char *mnt)
  *
  * Debugfs not mounted, then module not loaded, then a plain message.
  */
-void vc_explain_missing(const char *dir)
+static void vc_explain_missing(const char *dir)
 {
 	size_t n = strlen(VC_DEBUGFS_MNT);
 
@@ -73,7 +74,7 @@ void vc_explain_missing(const char *dir)
  * @err:	positive errno of open()
  * @stream:	it is the stream file (EBUSY means another reader)
  */
-void vc_explain_open(const char *path, int err, bool stream)
+static void vc_explain_open(const char *path, int err, bool stream)
 {
 	if (err == EACCES || err == EPERM)
 		fprintf(stderr, VC_NAME ": %s: %s: need root with "
@@ -250,7 +251,7 @@ int vc_open_module(const char *dir, const char *device, bool control,
  *
  * Return: 0 if the status file has a last_error line, else -errno.
  */
-int vc_last_error(const char *dir, char *buf, size_t len)
+static int vc_last_error(const char *dir, char *buf, size_t len)
 {
 	char path[PATH_MAX];
 	char *text, *line, *end;

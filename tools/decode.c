@@ -9,7 +9,10 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "vcpuperf-cat.h"
+#include "common.h"
+#include "decode.h"
+#include "procs.h"
+#include "threads.h"
 
 #define VC_DEC_BUFSZ	(4U << 20)	/* > the largest record (64 KiB) */
 #define VC_MAX_WARN	10		/* warnings of one kind printed */

@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <math.h>
 
-#include "vcpuperf-cat.h"
+#include "jsonl.h"
 
 #define VC_JSON_DOUBLE_MAX	40	/* room for json_double(), %.6g too */
 

@@ -6,7 +6,12 @@
  * in the sequence numbers.  These are the JSONL sink's lifecycle and gap
  * callbacks: they read the thread's state and never change it.
  */
-#include "vcpuperf-cat.h"
+#include "common.h"
+#include "jsonl.h"
+#include "lifecycle.h"
+#include "output.h"
+#include "procs.h"
+#include "threads.h"
 
 /* Open a lifecycle line with the common fields. */
 static void vc_event_begin(const struct vc_jsonl *out, const char *name,

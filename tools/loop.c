@@ -11,7 +11,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "vcpuperf-cat.h"
+#include "common.h"
+#include "control.h"
+#include "decode.h"
+#include "jsonl.h"
+#include "loop.h"
+#include "prom.h"
+#include "ringsize.h"
 
 #define VC_STOP_TIMEOUT_NS	(10 * VP_NS_PER_S)	/* EOF after stop */
 #define VC_POLL_MAX_MS		1000

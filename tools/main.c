@@ -13,7 +13,14 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "vcpuperf-cat.h"
+#include "common.h"
+#include "control.h"
+#include "decode.h"
+#include "jsonl.h"
+#include "loop.h"
+#include "options.h"
+#include "output.h"
+#include "prom.h"
 
 #define VC_RECORD_BUFSZ		(1024U * 1024U)	/* stdio buffer of --record */
 #define VC_DURATION_LEN		32	/* "NNNus": any valid interval */

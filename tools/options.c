@@ -7,7 +7,9 @@
 #include <getopt.h>
 #include <stdarg.h>
 
-#include "vcpuperf-cat.h"
+#include "common.h"
+#include "control.h"
+#include "options.h"
 
 #define VC_HELP_WIDTH		72	/* columns of the --help text */
 #define VC_HELP_OPT_INDENT	2	/* where an option starts */

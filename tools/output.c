@@ -4,7 +4,9 @@
  * its records to the row writer (rows.c) and the lifecycle writer
  * (lifecycle.c), and the options they share.
  */
-#include "vcpuperf-cat.h"
+#include "lifecycle.h"
+#include "output.h"
+#include "rows.h"
 
 /**
  * vc_jsonl_init() - set up the JSONL sink

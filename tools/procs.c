@@ -8,7 +8,8 @@
  */
 #include <stdlib.h>
 
-#include "vcpuperf-cat.h"
+#include "procs.h"
+#include "threads.h"
 
 /**
  * vc_proc_find() - the state of a process, if known

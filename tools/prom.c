@@ -19,7 +19,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "vcpuperf-cat.h"
+#include "common.h"
+#include "procs.h"
+#include "prom.h"
+#include "threads.h"
 
 #define VC_PROM_BASE_LEN	(VCPUPERF_NAME_LEN + 1)
 #define VC_PROM_LABEL_LEN	16	/* a vCPU index or "none", a mode */

@@ -13,7 +13,10 @@
  */
 #include <stdio.h>
 
-#include "vcpuperf-cat.h"
+#include "common.h"
+#include "control.h"
+#include "decode.h"
+#include "ringsize.h"
 
 /* Seconds of the stream the ring should hold. */
 #define VC_RING_HOLD_S		2

@@ -9,7 +9,14 @@
  */
 #include <stdlib.h>
 
-#include "vcpuperf-cat.h"
+#include "common.h"
+#include "jsonl.h"
+#include "lifecycle.h"
+#include "output.h"
+#include "procs.h"
+#include "prom.h"
+#include "rows.h"
+#include "threads.h"
 
 /*
  * Room for an event's key: its name escaped, then "_N" to make it unique

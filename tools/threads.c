@@ -9,7 +9,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "vcpuperf-cat.h"
+#include "decode.h"
+#include "threads.h"
 
 #define VC_TAB_MIN	64		/* initial slots */
 #define VC_TID_HASH	2654435761U	/* Knuth's multiplicative hash */

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * procs.c: the decoder's per-process state, from a process record (the
+ * VM identity of a QEMU, the events of its whole-process totals) through
+ * its process samples, interpreted as a thread's samples are.
+ */
+#ifndef _VC_PROCS_H
+#define _VC_PROCS_H
+
+#include <stdbool.h>
+
+#include "common.h"
+#include "threads.h"
+
+/**
+ * struct vc_proc - what the decoder knows about one attached process
+ * @pid:	process id, as its records carry it
+ * @kind:	VCPUPERF_TARGET_PID or VCPUPERF_TARGET_QEMU
+ * @flags:	VCPUPERF_ATTACH_* it was attached with
+ * @nr_events:	events of its process samples
+ * @threads:	threads given process counters at attach
+ * @comm:	its leader's name, NUL terminated
+ * @vm:		VM name from QEMU's -name, "" if none
+ * @uuid:	VM UUID from QEMU's -uuid, "" if none
+ * @ev:		the events of its process samples
+ * @prev:	previous cumulative counts of its process samples
+ * @have_prev_t: @prev_t_mono is valid
+ * @prev_t_mono: t_mono_ns of the previous process sample
+ * @ratios:	operands of ipc and cache_miss_rate among @ev
+ * @rows:	per-VM rows written since its process record
+ * @next:	the next process the decoder knows
+ *
+ * Only procs.c changes these; a process record for a pid seen before
+ * resets its entry in place (threads keep pointing at it).
+ */
+struct vc_proc {
+	__u32 pid;
+	__u32 kind;
+	__u32 flags;
+	__u32 nr_events;
+	__u32 threads;
+	char comm[VCPUPERF_COMM_LEN + 1];
+	char vm[VCPUPERF_VM_NAME_LEN + 1];
+	char uuid[VCPUPERF_UUID_LEN + 1];
+	struct vcpuperf_event_desc ev[VCPUPERF_MAX_EVENTS];
+	struct vcpuperf_count prev[VCPUPERF_MAX_EVENTS];
+	bool have_prev_t;
+	__u64 prev_t_mono;
+	struct vc_ratios ratios;
+	__u64 rows;
+	struct vc_proc *next;
+};
+
+struct vc_proc *vc_proc_find(struct vc_proc *procs, __u32 pid);
+struct vc_proc *vc_proc_start(struct vc_proc **procs,
+			      const struct vcpuperf_process *r);
+void vc_proc_sample(struct vc_proc *p,
+		    const struct vcpuperf_process_sample *s,
+		    struct vc_row *row);
+void vc_procs_free(struct vc_proc **procs);
+
+#endif /* _VC_PROCS_H */
