@@ -18,6 +18,7 @@
 #include "../../module/record.h"
 #include "../../module/ring.h"
 #include "../../module/sample.h"
+#include "../../module/shared.h"
 #include "../../module/stream.h"
 #include "../../module/vcpuperf.h"
 #include "vpk.h"
@@ -400,15 +401,20 @@ static void vpk_collections(struct kunit *test)
 	KUNIT_EXPECT_NE(test, a->id, b->id);
 	KUNIT_EXPECT_EQ(test, b->owner_pid, task_tgid_vnr(current));
 
-	/* One thread in two collections: each has its own counters. */
+	/*
+	 * One thread in two collections: one shared kernel counter per
+	 * event, each collection its own reference and baseline.
+	 */
 	KUNIT_ASSERT_EQ(test, vpk_attach_worker(a, w), 0);
 	KUNIT_ASSERT_EQ(test, vpk_attach_worker(b, w), 0);
 	ta = xa_load(&a->by_tid, task_pid_nr(w->task));
 	tb = xa_load(&b->by_tid, task_pid_nr(w->task));
 	KUNIT_ASSERT_NOT_NULL(test, ta);
 	KUNIT_ASSERT_NOT_NULL(test, tb);
-	KUNIT_EXPECT_PTR_NE(test, ta->counters[0].event, tb->counters[0].event);
 	KUNIT_EXPECT_NOT_NULL(test, ta->counters[0].event);
+	KUNIT_EXPECT_PTR_EQ(test, ta->counters[0].event, tb->counters[0].event);
+	KUNIT_EXPECT_PTR_EQ(test, ta->counters[0].sh, tb->counters[0].sh);
+	KUNIT_EXPECT_EQ(test, vp_shared_users(ta->counters[0].sh), 2U);
 
 	/* A command on one collection changes nothing of the other. */
 	KUNIT_EXPECT_EQ(test, vp_control_apply(a, NULL, "interval 7ms", 12), 0);
@@ -458,6 +464,10 @@ static void vpk_collections(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, vpk_attach_worker(a, w), 0);
 	KUNIT_EXPECT_EQ(test, a->nr_targets, 1U);
 	KUNIT_EXPECT_FALSE(test, a->ring.ended);
+	/* b's references went with it: a's counters have one user. */
+	ta = xa_load(&a->by_tid, task_pid_nr(w->task));
+	KUNIT_ASSERT_NOT_NULL(test, ta);
+	KUNIT_EXPECT_EQ(test, vp_shared_users(ta->counters[0].sh), 1U);
 
 	/* Ended (unload): final records and end of file, commands refused. */
 	vp_coll_end(a, VCPUPERF_DETACH_UNLOAD);
