@@ -35,7 +35,7 @@ def test(fn):
 
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 
-# (name, command prefix): each runs vpperm.py with these credentials.
+# (name, command prefix): each runs perm_probe.py with these credentials.
 CREDS = [
     ("root", []),
     ("uid 65534", NOBODY + ["--inh-caps=-all"]),
@@ -126,10 +126,10 @@ def permission_table():
     try:
         for name, prefix in CREDS:
             p = subprocess.run(prefix + [sys.executable,
-                                         os.path.join(HERE, "vpperm.py"),
+                                         os.path.join(HERE, "perm_probe.py"),
                                          str(victim.pid)],
                                capture_output=True, text=True, timeout=120)
-            check(p.returncode == 0, "%s: vpperm.py failed: %s" %
+            check(p.returncode == 0, "%s: perm_probe.py failed: %s" %
                   (name, p.stderr))
             results.append((name, json.loads(p.stdout)))
             # no stream reader may be left behind by any of them

@@ -592,20 +592,20 @@ def tracepoint_events():
 import perms  # noqa: E402
 TESTS.extend(perms.TESTS)
 
-# Independent collections: tests/integration/vpcoll.py.
-import vpcoll  # noqa: E402
-TESTS.extend(vpcoll.TESTS)
+# Independent collections: tests/integration/independent_collections.py.
+import independent_collections  # noqa: E402
+TESTS.extend(independent_collections.TESTS)
 
-# Running threads reading themselves: tests/integration/vpself.py.
-import vpself  # noqa: E402
-TESTS.extend(vpself.TESTS)
+# Running threads reading themselves: tests/integration/selfread.py.
+import selfread  # noqa: E402
+TESTS.extend(selfread.TESTS)
 # Multiplexing, never-counted counters and modifier honesty with the test
 # PMU (tests/pmu, $VP_TESTPMU): tests/integration/pmu.py.
 import pmu  # noqa: E402
 TESTS.extend(pmu.TESTS)
-# VM identity and whole-VM totals: tests/integration/vpvm.py.
-import vpvm  # noqa: E402
-TESTS.extend(vpvm.TESTS)
+# VM identity and whole-VM totals: tests/integration/per_vm.py.
+import per_vm  # noqa: E402
+TESTS.extend(per_vm.TESTS)
 
 
 def expect_oserror(fn, want, what):

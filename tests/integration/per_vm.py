@@ -129,7 +129,7 @@ def per_vm_totals_match_proc():
     exited = spawn + 1          # the short-lived threads and vCPU 0
     # Above: the kernel's task-clock runs ahead of the runtime that
     # utime + stime are scaled to under TCG (unstable TSC): up to 2.8%
-    # measured on the debug kernel (vpself.py), so 3% of it on top.
+    # measured on the debug kernel (selfread.py), so 3% of it on top.
     check(-2 * TICK_NS - MS - exited * 2 * MS <= tc - otc <=
           2 * TICK_NS + MS + 0.03 * otc,
           "per-VM task_clock %d ns vs utime+stime %d ns (%d threads "
