@@ -10,23 +10,16 @@ quiescent (every thread blocked) right after the attach and right before
 the stop, so that the counters and /proc see the same work."""
 
 import os
-import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from vptest import Cat, Workload, check, load, OUT  # noqa: E402
+from vptest import Cat, Workload, check, load, test, OUT
 
 MS = 1000000
-TESTS = []
 UUID = "c7a5fdbd-edaf-9455-926a-d65c16db1809"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 TICK_NS = 1000000000 // CLK_TCK
 FORK_PAGES = 3000
 
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
 
 
 def proc_stat(pid):

@@ -1,6 +1,5 @@
-"""Permissions and special targets (issue 5): run.py imports this module
-and runs its TESTS after its own.  Each test can be run alone by name:
-run.py permission_table attach_reused_tid ...
+"""Permissions and special targets (issue 5).  Each test can be run alone
+by name: run.py permission_table attach_reused_tid ...
 
 Oracles: the kernel's own access checks as perf_event_open(2) applies
 them to the same credentials, and /proc (status, stat, schedstat) read
@@ -18,17 +17,12 @@ import sys
 import time
 
 from vptest import (Cat, TestFailure, check, control, load, read_file,
-                    DEBUGFS)
+                    test, DEBUGFS)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MS = 1000000
 SWITCH_NS = 250000
-TESTS = []
 
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
 
 
 # ------------------------------------------------------------ permissions
