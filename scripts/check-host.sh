@@ -2,9 +2,9 @@
 # check-host.sh - `make check-host`: the tests that need no VM, in a few
 # minutes: the module built with W=1 and sparse failing on any warning,
 # vcpuperf-cat with -Wall -Wextra -Werror, checkpatch --strict, the tool's
-# host tests (decoder, man pages, plot; the Prometheus test with
-# VP_CHECK_PROM=1) and a short fuzz of every harness (VP_FUZZ_SECONDS,
-# default 10).  Ends with one "N passed, N failed" line.
+# host tests (decoder, man pages, plot, the suites' TAP output; the
+# Prometheus test with VP_CHECK_PROM=1) and a short fuzz of every harness
+# (VP_FUZZ_SECONDS, default 10).  Ends with one "N passed, N failed" line.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -29,11 +29,12 @@ make -C tests/workload >>"$OUT/build.log" 2>&1 || step_failed "workload build"
 step "style: checkpatch --strict"
 scripts/checkpatch.sh || step_failed "checkpatch"
 
-step "host tests: decoder, man pages, plot"
+step "host tests: decoder, man pages, plot, TAP output"
 python3 tests/tool/test_decode.py >"$OUT/tool.log" 2>&1 || step_failed "decoder tests"
 python3 tests/tool/test_man.py >"$OUT/man.log" 2>&1 || step_failed "man-page tests"
 python3 tests/tool/test_plot.py >"$OUT/plot.log" 2>&1 || step_failed "plot tests"
-logs=("$OUT/tool.log" "$OUT/man.log" "$OUT/plot.log")
+python3 tests/tool/test_tap.py >"$OUT/tap.log" 2>&1 || step_failed "TAP output tests"
+logs=("$OUT/tool.log" "$OUT/man.log" "$OUT/plot.log" "$OUT/tap.log")
 if [ "${VP_CHECK_PROM:-0}" = 1 ]; then
 	python3 tests/tool/test_prom.py >"$OUT/prom.log" 2>&1 || step_failed "prometheus test"
 	logs+=("$OUT/prom.log")

@@ -74,6 +74,9 @@ python3 tests/tool/test_prom.py 2>&1 | tee "$OUT/prom.log" || step_failed "host 
 step "host tests: vcpuperf-plot renders an episode"
 python3 tests/tool/test_plot.py 2>&1 | tee "$OUT/plot.log" || step_failed "host plot test"
 
+step "host tests: the suites' TAP output, read by Perl's TAP::Parser"
+python3 tests/tool/test_tap.py 2>&1 | tee "$OUT/tap.log" || step_failed "host TAP output test"
+
 step "matrix: W=1 build on every installed kernel, integration tests on 6.12"
 scripts/matrix.sh --quick --out "$OUT/matrix" || step_failed "matrix"
 
@@ -95,7 +98,7 @@ scripts/fuzz.sh "${VP_FUZZ_SECONDS:-45}" 2>&1 | tee "$OUT/fuzz.log" || step_fail
 
 step "arm64 bed: the results"
 wait "$arm64_check" || step_failed "arm64-check"
-grep -E '^(ok|not ok|skip) - |^  |passed, |^arm64-check' "$OUT/arm64-check.log" || true
+grep -E '^(not )?ok [0-9]+ - |^#   |passed, |^arm64-check' "$OUT/arm64-check.log" || true
 
 step "VM: integration tests (Debian kernel ${KVER:-newest installed}, TCG)"
 scripts/vm-run.sh --kver "$KVER" --timeout 1800 --out "$OUT/vm" -- \
@@ -131,7 +134,7 @@ scripts/stress.sh --out "$OUT/stress" || step_failed "stress"
 # One closing line for the whole run, summed over the suites.
 npass=0
 nfail=0
-for log in "$OUT/tool.log" "$OUT/man.log" "$OUT/prom.log" "$OUT/plot.log" "$OUT/vm/console.log" "$OUT/kunit.log" \
+for log in "$OUT/tool.log" "$OUT/man.log" "$OUT/prom.log" "$OUT/plot.log" "$OUT/tap.log" "$OUT/vm/console.log" "$OUT/kunit.log" \
 	"$OUT/lockdown/result.log" "$OUT/secure-boot/result.log" \
 	"$OUT/debug-vm/console.log" "$OUT/stress/console.log" \
 	"$OUT/matrix/result.log" "$OUT/install/result.log" "$OUT/fresh/result.log" \

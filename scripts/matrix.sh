@@ -179,7 +179,7 @@ run_deferred() {
 			f[3]=$cell
 			f[4]="${f[4]%, tests*}, tests ${counts[3]}s (side by side)"
 			rows[i]=$(IFS='|'; echo "${f[*]}")
-			grep -E '^(ok|not ok|skip) - |passed, ' "$dir/matrix-run.log" | sed "s|^|$(basename "$dir"): |" || true
+			grep -E '^(not )?ok [0-9]+ - |passed, ' "$dir/matrix-run.log" | sed "s|^|$(basename "$dir"): |" || true
 			;;
 		esac
 	done

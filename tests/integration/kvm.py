@@ -4,7 +4,7 @@
 qemu-system-aarch64 -icount shift=0, with the armv8_pmuv3 driver and KVM in
 VHE mode).  Run as root inside that VM from the repository root, with
 VP_MODULE, VP_CAT and VP_VMM naming the arm64 builds.
-Usage: kvm.py [TEST_NAME...] | kvm.py --all-but TEST_NAME...
+Usage: kvm.py [TEST_NAME...] | kvm.py --all-but TEST_NAME... | kvm.py --list
 
 The truth is the guest's: tests/vmm/vpvmm runs vCPU threads ('CPU <n>/KVM')
 whose guest code retires a number of instructions known exactly, in guest
@@ -23,7 +23,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from vptest import (Cat, TestFailure, check, load, unload, sh,  # noqa: E402
-                    dmesg_mark, dmesg_clean_since, read_file, run_tests,
+                    dmesg_mark, dmesg_clean_since, read_file, test, main,
                     REPO, OUT)
 
 VMM = os.environ.get("VP_VMM", os.path.join(REPO, "tests", "vmm", "vpvmm"))
@@ -31,12 +31,7 @@ GUEST_DIR = os.environ.get("VP_GUEST_DIR", "")
 MS = 1000000
 UUID = "5e3c2a4f-8a7b-4c1d-9e0f-112233445566"
 
-TESTS = []
 
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
 
 
 class Vmm:
@@ -909,15 +904,5 @@ def vcpus_read_themselves():
     unload()
 
 
-def main(argv):
-    """kvm.py [NAME...] runs those tests (default: all); kvm.py --all-but
-    NAME... all others."""
-    names = set(argv[1:])
-    if argv[1:2] == ["--all-but"]:
-        names.discard("--all-but")
-        return run_tests([t for t in TESTS if t.__name__ not in names])
-    return run_tests([t for t in TESTS if not names or t.__name__ in names])
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(main())

@@ -22,13 +22,15 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from vptest import (Cat, TestFailure, Workload, check,  # noqa: E402
                     dmesg_mark, finit_module, is_signed, load, read_file, sh,
-                    unload, run_checks, run_workload, DEBUGFS, DEVICE, MODULE)
+                    main, run_workload, test, unload, DEBUGFS, DEVICE,
+                    MODULE)
 
 MS = 1000000
 UNSIGNED = os.environ.get("VP_MODULE_UNSIGNED", "")
 SECURITYFS = "/sys/kernel/security"
 
 
+@test
 def lockdown_is_integrity():
     """/sys/kernel/security/lockdown shows [integrity]."""
     if not os.path.exists(os.path.join(SECURITYFS, "lockdown")):
@@ -39,6 +41,7 @@ def lockdown_is_integrity():
     check("[integrity]" in mode, "lockdown is %r" % mode)
 
 
+@test
 def unsigned_module_refused():
     """Lockdown alone (no module.sig_enforce) refuses the unsigned module
     with EPERM and says why in the kernel log; the signed one loads, untainted."""
@@ -58,6 +61,7 @@ def unsigned_module_refused():
     check("E" not in taint, "signed module tainted %r (unsigned?)" % taint)
 
 
+@test
 def debugfs_read_only():
     """Opening debugfs control fails with EPERM (for writing, and for
     reading since the file is writable); status and stream open and read."""
@@ -77,6 +81,7 @@ def debugfs_read_only():
         os.close(fd)
 
 
+@test
 def device_is_root_only():
     """/dev/vcpuperf exists: a character device, mode 0600, owned by root."""
     st = os.stat(DEVICE)
@@ -85,6 +90,7 @@ def device_is_root_only():
           (DEVICE, st.st_mode, st.st_uid))
 
 
+@test
 def tool_counts_through_the_device():
     """vcpuperf-cat with no special option counts through its own
     collection on /dev/vcpuperf (listed in the read-only status file under
@@ -134,6 +140,7 @@ def tool_counts_through_the_device():
           "no per-thread perf_finished")
 
 
+@test
 def rmmod_with_device_reader():
     """rmmod while vcpuperf-cat reads through /dev/vcpuperf: it drains to
     EOF (detached, reason unload) and the module is gone."""
@@ -156,7 +163,4 @@ def rmmod_with_device_reader():
 
 
 if __name__ == "__main__":
-    sys.exit(run_checks([lockdown_is_integrity, unsigned_module_refused,
-                         debugfs_read_only, device_is_root_only,
-                         tool_counts_through_the_device,
-                         rmmod_with_device_reader]))
+    sys.exit(main())

@@ -1,6 +1,5 @@
-"""Permissions and special targets (issue 5): run.py imports this module
-and runs its TESTS after its own.  Each test can be run alone by name:
-run.py permission_table attach_reused_tid ...
+"""Permissions and special targets (issue 5).  Each test can be run alone
+by name: run.py permission_table attach_reused_tid ...
 
 Oracles: the kernel's own access checks as perf_event_open(2) applies
 them to the same credentials, and /proc (status, stat, schedstat) read
@@ -18,24 +17,19 @@ import sys
 import time
 
 from vptest import (Cat, TestFailure, check, control, load, read_file,
-                    DEBUGFS)
+                    test, DEBUGFS)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MS = 1000000
 SWITCH_NS = 250000
-TESTS = []
 
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
 
 
 # ------------------------------------------------------------ permissions
 
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 
-# (name, command prefix): each runs vpperm.py with these credentials.
+# (name, command prefix): each runs perm_probe.py with these credentials.
 CREDS = [
     ("root", []),
     ("uid 65534", NOBODY + ["--inh-caps=-all"]),
@@ -126,10 +120,10 @@ def permission_table():
     try:
         for name, prefix in CREDS:
             p = subprocess.run(prefix + [sys.executable,
-                                         os.path.join(HERE, "vpperm.py"),
+                                         os.path.join(HERE, "perm_probe.py"),
                                          str(victim.pid)],
                                capture_output=True, text=True, timeout=120)
-            check(p.returncode == 0, "%s: vpperm.py failed: %s" %
+            check(p.returncode == 0, "%s: perm_probe.py failed: %s" %
                   (name, p.stderr))
             results.append((name, json.loads(p.stdout)))
             # no stream reader may be left behind by any of them

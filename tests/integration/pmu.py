@@ -1,8 +1,7 @@
 """Multiplexing, never-counted counters and modifier honesty, end to end
 (issue 13), with the test PMU of tests/pmu (vp_testpmu.ko, $VP_TESTPMU).
 
-run.py imports this module and runs its TESTS after its own; each test can
-be run alone by name.  The test PMU counts RATE per nanosecond that an
+Each test can be run alone by name (run.py NAME).  The test PMU counts RATE per nanosecond that an
 event is on one of its slots, so the true value of an interval is RATE
 times the thread's run time in it, which task-clock (a software event,
 never multiplexed) measures in the same read pass.  Its own totals (adds,
@@ -15,9 +14,8 @@ import subprocess
 import time
 
 from vptest import (Cat, TestFailure, Workload, check, control, load,
-                    read_file, sh, unload, REPO, MODULE)
+                    read_file, sh, test, unload, REPO, MODULE)
 
-TESTS = []
 MS = 1000000
 
 TESTPMU = os.environ.get("VP_TESTPMU",
@@ -31,10 +29,6 @@ NEVER = 256             # config bit: every add() is refused
 SCALE_TOL = 0.02
 EDGE_TOL = 0.05
 
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
 
 
 class TestPMU:

@@ -16,8 +16,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from vptest import (Cat, Workload, check, dmesg_mark,  # noqa: E402
-                    finit_module, is_signed, load, sh, unload, run_checks,
-                    run_workload, MODULE)
+                    finit_module, is_signed, load, main, run_workload, sh,
+                    test, unload, MODULE)
 
 UNSIGNED = os.environ.get("VP_MODULE_UNSIGNED", "")
 OTHERKEY = os.environ.get("VP_MODULE_OTHERKEY", "")
@@ -37,6 +37,7 @@ def refused(path, want_log):
     print("  %s: EKEYREJECTED, log: %s" % (os.path.basename(path), want_log))
 
 
+@test
 def enforcement_is_on():
     """module.sig_enforce=1 took effect; the three modules are what they
     claim to be (unsigned has no signature, the others have one)."""
@@ -47,11 +48,13 @@ def enforcement_is_on():
     check(is_signed(MODULE), "build-key module not signed")
 
 
+@test
 def unsigned_module_refused():
     """The unsigned vcpuperf.ko: EKEYREJECTED."""
     refused(UNSIGNED, "Loading of unsigned module is rejected")
 
 
+@test
 def unknown_key_refused():
     """vcpuperf.ko signed with a key the kernel does not trust:
     EKEYREJECTED because the key is unavailable (the signature itself
@@ -59,6 +62,7 @@ def unknown_key_refused():
     refused(OTHERKEY, "Loading of module with unavailable key is rejected")
 
 
+@test
 def build_key_loads_and_counts():
     """vcpuperf.ko signed with the kernel's build key loads without the
     unsigned-module taint and counts: page faults agree with the
@@ -91,5 +95,4 @@ def build_key_loads_and_counts():
 
 
 if __name__ == "__main__":
-    sys.exit(run_checks([enforcement_is_on, unsigned_module_refused,
-                         unknown_key_refused, build_key_loads_and_counts]))
+    sys.exit(main())

@@ -1,5 +1,8 @@
 """Helpers for the vcpuperf integration tests, which run as root inside the
-test VM (scripts/vm-run.sh) with the repository as the working directory.
+test VM (scripts/vm-run.sh) with the repository as the working directory,
+and their one runner: the test files register their tests with @test, a
+driver (run.py; kvm.py on the arm64 bed; lockdown.py, secureboot.py)
+imports them and calls main(), which prints TAP (see run() below).
 
 Every assertion compares the module's numbers with an independent oracle:
 the workload's own /proc readings, /proc/<tid>/status and schedstat, or
@@ -10,7 +13,12 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
+
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                             ".."))
+import tap  # noqa: E402  (tests/tap.py)
 
 REPO = os.getcwd()
 MODULE = os.environ.get("VP_MODULE", os.path.join(REPO, "vcpuperf.ko"))
@@ -360,90 +368,121 @@ def within(value, expect, rel, absolute=0):
     return abs(value - expect) <= max(rel * abs(expect), absolute)
 
 
-def run_checks(checks, log_clean=True):
-    """Run checks (functions, in order: later ones may rely on earlier
-    ones) printing 'ok - NAME' / 'not ok - NAME: why' and a closing
-    'N passed, N failed' line; with log_clean, a last check that the kernel
-    log has no problems since the start.  Returns the exit status."""
-    import traceback
-    mark = dmesg_mark()
-    passed = failed = 0
-    skipped = []
-    for fn in checks:
-        start = time.time()
-        try:
-            fn()
-            passed += 1
-            print("ok - %s (%.1fs)" % (fn.__name__, time.time() - start),
-                  flush=True)
-        except TestSkip as e:
-            skipped.append(fn.__name__)
-            print("skip - %s: %s" % (fn.__name__, e), flush=True)
-        except Exception as e:
-            failed += 1
-            print("not ok - %s: %s" % (fn.__name__, e), flush=True)
-            if not isinstance(e, TestFailure):
-                traceback.print_exc()
-    if log_clean:
-        try:
-            unload()
-            dmesg_clean_since(mark)
-            passed += 1
-            print("ok - kernel log clean", flush=True)
-        except Exception as e:
-            failed += 1
-            print("not ok - kernel log: %s" % e, flush=True)
-    if skipped:
-        print("%d passed, %d failed, %d skipped (%s)" %
-              (passed, failed, len(skipped), ", ".join(skipped)))
-    else:
-        print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+# ------------------------------------------------------------------ runner
+#
+# Every test file registers its tests with @test; a driver (run.py for the
+# x86 VM, kvm.py on the arm64 bed, lockdown.py and secureboot.py in their
+# signed-kernel boots) imports them and calls main(), which runs the ones
+# named on its command line and prints TAP (tests/tap.py).
+
+TESTS = []
 
 
-def run_tests(tests):
-    """Run registered tests (functions) in order, printing 'ok - NAME',
-    'skip - NAME: why' or 'not ok - NAME: why' (and the status file after
-    a failure), then a last check that unloading leaves a clean kernel
-    log (and, with VP_KMEMLEAK, no kmemleak report), and the closing
-    'N passed, N failed' line.  Returns the exit status."""
-    import traceback
+def test(fn):
+    """Register @fn as a test.  Tests run in the order they are
+    registered: the order the driver imports the test files, then the
+    order of the functions in each.  The function's name is the test's
+    name, the one `make check-vm T=...` and the drivers select by."""
+    if any(t.__name__ == fn.__name__ for t in TESTS):
+        raise ValueError("two tests named %s" % fn.__name__)
+    TESTS.append(fn)
+    return fn
+
+
+def kernel_log_check():
+    """The last check of a run (mark taken now): unloading leaves a clean
+    kernel log since the mark and, with VP_KMEMLEAK, no kmemleak report."""
     mark = dmesg_mark()
-    passed = failed = 0
-    skipped = []
-    for t in tests:
-        start = time.time()
-        try:
-            t()
-            passed += 1
-            print("ok - %s (%.1fs)" % (t.__name__, time.time() - start),
-                  flush=True)
-        except TestSkip as e:
-            skipped.append(t.__name__)
-            print("skip - %s: %s" % (t.__name__, e), flush=True)
-        except Exception as e:
-            failed += 1
-            print("not ok - %s: %s" % (t.__name__, e), flush=True)
-            if not isinstance(e, TestFailure):
-                traceback.print_exc()
-            if os.path.isdir(DEBUGFS):
-                print(read_file("status"))
-    try:
+
+    def kernel_log_clean():
         unload()
         dmesg_clean_since(mark)
-        leak = kmemleak_clean() if os.environ.get("VP_KMEMLEAK") else None
-        passed += 1
-        print("ok - kernel log clean after all tests%s" %
-              (", kmemleak found nothing" if leak else ""), flush=True)
-    except Exception as e:
-        failed += 1
-        print("not ok - kernel log: %s" % e, flush=True)
-    if skipped:
-        print("%d passed, %d failed, %d skipped (%s)" %
-              (passed, failed, len(skipped), ", ".join(skipped)))
-    else:
-        print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+        if os.environ.get("VP_KMEMLEAK") and kmemleak_clean():
+            print("  kmemleak found nothing", flush=True)
+    return kernel_log_clean
+
+
+def run(tests, final=None, before_each=None, on_failure=None):
+    """Run @tests (functions) in order, then the @final checks (default:
+    kernel_log_check()), as TAP: a plan, 'ok N - NAME', 'ok N - NAME #
+    SKIP why' (TestSkip) or 'not ok N - NAME' and its reason (with the
+    traceback of an unexpected exception and the status file), every
+    print of a test as a comment, and the closing comment
+    'N passed, N failed' (tests/tap.py).  @before_each(test) runs before
+    each test, @on_failure(test, exception) after each failed one.
+    Returns the exit status."""
+    import traceback
+    out = tap.Tap()
+    try:
+        if final is None:
+            final = [kernel_log_check()]
+        out.plan(len(tests) + len(final))
+        for t in list(tests) + list(final):
+            is_test = not any(t is f for f in final)
+            start = time.time()
+            try:
+                if is_test and before_each:
+                    before_each(t)
+                t()
+            except TestSkip as e:
+                out.skip(t.__name__, e)
+                continue
+            except Exception as e:
+                why = str(e)
+                if not isinstance(e, TestFailure):
+                    why = "%s\n%s" % (why, traceback.format_exc())
+                out.comment("took %.1f s" % (time.time() - start))
+                out.not_ok(t.__name__, why)
+                if os.path.isdir(DEBUGFS):
+                    try:
+                        out.comment(read_file("status"))
+                    except OSError:
+                        pass
+                if is_test and on_failure:
+                    try:
+                        on_failure(t, e)
+                    except Exception as e2:
+                        out.comment("cleanup after %s: %s" % (t.__name__, e2))
+                continue
+            out.comment("took %.1f s" % (time.time() - start))
+            out.ok(t.__name__)
+    finally:
+        out.close()
+    return 1 if out.failed else 0
+
+
+def select(names, tests=None):
+    """The registered tests named in @names, in their order (all of them
+    for none); with '--all-but' first, all but the named ones.  An unknown
+    name is a ValueError."""
+    tests = TESTS if tests is None else tests
+    names = list(names)
+    but = names[:1] == ["--all-but"]
+    if but:
+        names = names[1:]
+    unknown = sorted(set(names) - {t.__name__ for t in tests})
+    if unknown:
+        raise ValueError("no test named %s" % ", ".join(unknown))
+    if but:
+        return [t for t in tests if t.__name__ not in names]
+    return [t for t in tests if not names or t.__name__ in names]
+
+
+def main(argv=None):
+    """A driver's command line: [NAME...] runs those tests (all for none),
+    --all-but NAME... all others, --list prints every name in order."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    if args[:1] == ["--list"]:
+        for t in TESTS:
+            print(t.__name__)
+        return 0
+    try:
+        tests = select(args)
+    except ValueError as e:
+        print("%s: %s (--list names them)" %
+              (os.path.basename(sys.argv[0]), e), file=sys.stderr)
+        return 2
+    return run(tests)
 
 
 def finit_module(path, params=""):

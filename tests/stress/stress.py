@@ -27,7 +27,8 @@ Phases (each bounded in time):
 Pass: every phase passes, the kernel log has no KASAN / lockdep / BUG /
 WARNING / atomic-sleep report, kmemleak (if present) finds nothing after
 the final rmmod, the module is gone and slab use is back near its start.
-Prints a closing line 'N passed, N failed'."""
+Prints TAP (tests/tap.py): one test per phase, then the kernel-log and
+leak checks, and the closing '# N passed, N failed'."""
 
 import errno
 import json
@@ -39,7 +40,6 @@ import subprocess
 import sys
 import threading
 import time
-import traceback
 
 REPO = os.getcwd()
 sys.path.insert(0, os.path.join(REPO, "tests", "integration"))
@@ -983,46 +983,40 @@ def main(argv):
         ("collections", lambda: phase_collections(n_coll)),
     ]
     unload()
-    if os.environ.get("VP_STRESS_WATCHDOG"):
-        # every N seconds: stacks of the test's processes, the status file
-        subprocess.Popen(["sh", "-c", WATCHDOG % int(
-            os.environ["VP_STRESS_WATCHDOG"])])
     mark = len(dmesg_lines())
     mem0 = meminfo()
     kmemleak = os.path.exists("/sys/kernel/debug/kmemleak")
     if kmemleak:  # forget what boot left behind
         with open("/sys/kernel/debug/kmemleak", "w") as f:
             f.write("clear")
-    passed = failed = 0
     t_all = time.time()
-    for name, fn in phases:
-        if only and name not in only:
-            continue
-        t0 = time.time()
-        log("== %s" % name)
-        try:
-            del CATS[:]
+
+    def as_test(name, fn):
+        def phase():
             fn()
-            passed += 1
-            log("ok - %s (%.1fs)" % (name, time.time() - t0))
-        except Exception as e:
-            failed += 1
-            log("not ok - %s (%.1fs): %s" % (name, time.time() - t0, e))
-            if not isinstance(e, TestFailure):
-                traceback.print_exc()
-            keep_events()
-            if module_loaded():
-                try:
-                    log(read_file("status"))
-                except OSError:
-                    pass
-                try:
-                    control("stop")
-                    unload()
-                except Exception as e2:
-                    log("  cleanup: %s" % e2)
+        phase.__name__ = name
+        return phase
+
+    watchdog = [os.environ.get("VP_STRESS_WATCHDOG")]
+
+    def start(phase):
+        if watchdog[0]:
+            # every N seconds: stacks of the test's processes, the status
+            # file (started here, inside the TAP output: its lines are
+            # comments)
+            subprocess.Popen(["sh", "-c", WATCHDOG % int(watchdog[0])])
+            watchdog[0] = None
+        log("== %s" % phase.__name__)
+        del CATS[:]
+
+    def after_failure(phase, e):
+        keep_events()
+        if module_loaded():
+            control("stop")
+            unload()
+
     # After everything: clean log, no leak, no module, slab back.
-    try:
+    def kernel_log_clean():
         unload()
         lines = dmesg_lines()[mark:]
         bad = [i for i, ln in enumerate(lines) if any(b in ln for b in BAD)]
@@ -1030,47 +1024,47 @@ def main(argv):
             i = bad[0]
             raise TestFailure("kernel log:\n" + "\n".join(
                 lines[max(0, i - 5):i + 60]))
-        passed += 1
-        log("ok - kernel log clean (%d new lines)" % len(lines))
-    except Exception as e:
-        failed += 1
-        log("not ok - %s" % e)
-    try:
-        if kmemleak:
-            with open("/sys/kernel/debug/kmemleak", "w") as f:
-                f.write("scan")
-            time.sleep(6)
-            with open("/sys/kernel/debug/kmemleak", "w") as f:
-                f.write("scan")
-            with open("/sys/kernel/debug/kmemleak") as f:
-                rep = f.read()
-            check(not rep.strip(), "kmemleak:\n" + rep[:6000])
-        lsmod = sh("lsmod", check_rc=False).stdout
-        check(not any(ln.split()[0] == "vcpuperf" for ln in
-                      lsmod.splitlines()[1:] if ln.split()),
-              "vcpuperf still in lsmod")
-        mem1 = meminfo()
-        ds = mem1["Slab"] - mem0["Slab"]
-        dsu = mem1["SUnreclaim"] - mem0["SUnreclaim"]
-        da = mem1["MemAvailable"] - mem0["MemAvailable"]
-        log("  memory after final rmmod: Slab %+d KiB, SUnreclaim %+d KiB, "
-            "MemAvailable %+d KiB" % (ds, dsu, da))
-        # KASAN's quarantine keeps freed objects in slab pages for a while.
-        check(dsu < 32768, "unreclaimable slab grew by %d KiB" % dsu)
-        passed += 1
-        log("ok - no leak (kmemleak %s, module unloaded, slab back)" %
-            ("clean" if kmemleak else "absent"))
-    except Exception as e:
-        failed += 1
-        log("not ok - %s" % e)
-    log("cycles done %d, rmmod/insmod %d, control writes %d, drops provoked "
-        "%d vs reported %d, collection cycles %d (slab %+d KiB), %.0fs" %
-        (STATS.get("cycles", 0), STATS.get("rmmod", 0), STATS.get("writes", 0),
-         STATS.get("drops_provoked", 0), STATS.get("drops_reported", 0),
-         STATS.get("coll_cycles", 0), STATS.get("coll_slab", 0),
-         time.time() - t_all))
-    log("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+        log("  %d new lines" % len(lines))
+
+    def no_leak():
+        try:
+            if kmemleak:
+                with open("/sys/kernel/debug/kmemleak", "w") as f:
+                    f.write("scan")
+                time.sleep(6)
+                with open("/sys/kernel/debug/kmemleak", "w") as f:
+                    f.write("scan")
+                with open("/sys/kernel/debug/kmemleak") as f:
+                    rep = f.read()
+                check(not rep.strip(), "kmemleak:\n" + rep[:6000])
+            lsmod = sh("lsmod", check_rc=False).stdout
+            check(not any(ln.split()[0] == "vcpuperf" for ln in
+                          lsmod.splitlines()[1:] if ln.split()),
+                  "vcpuperf still in lsmod")
+            mem1 = meminfo()
+            ds = mem1["Slab"] - mem0["Slab"]
+            dsu = mem1["SUnreclaim"] - mem0["SUnreclaim"]
+            da = mem1["MemAvailable"] - mem0["MemAvailable"]
+            log("  memory after final rmmod: Slab %+d KiB, SUnreclaim %+d "
+                "KiB, MemAvailable %+d KiB" % (ds, dsu, da))
+            # KASAN's quarantine keeps freed objects in slab pages for a
+            # while.
+            check(dsu < 32768, "unreclaimable slab grew by %d KiB" % dsu)
+            log("  kmemleak %s, module unloaded, slab back" %
+                ("clean" if kmemleak else "absent"))
+        finally:
+            log("cycles done %d, rmmod/insmod %d, control writes %d, drops "
+                "provoked %d vs reported %d, collection cycles %d (slab %+d "
+                "KiB), %.0fs" %
+                (STATS.get("cycles", 0), STATS.get("rmmod", 0),
+                 STATS.get("writes", 0), STATS.get("drops_provoked", 0),
+                 STATS.get("drops_reported", 0), STATS.get("coll_cycles", 0),
+                 STATS.get("coll_slab", 0), time.time() - t_all))
+
+    tests = [as_test(name, fn) for name, fn in phases
+             if not only or name in only]
+    return vptest.run(tests, final=[kernel_log_clean, no_leak],
+                      before_each=start, on_failure=after_failure)
 
 
 if __name__ == "__main__":

@@ -1202,13 +1202,9 @@ class TestCli(ToolCase):
         self.assertLess(time.time() - t0, 5)
 
 
-class CountingResult(unittest.TextTestResult):
-    pass
-
-
 def main():
     ensure_built()
-    return run_module(__name__, CountingResult)
+    return run_module(__name__)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 /*
  * vhostload - keep a real vhost worker busy, as a VM's vhost device does,
  * for vcpuperf's tests of threads that never return to user mode
- * (tests/integration/vpself.py, vhost_worker_never_asked).
+ * (tests/integration/selfread.py, vhost_worker_never_asked).
  *
  * It owns a /dev/vhost-vsock device (VHOST_SET_OWNER starts its worker:
  * from Linux 6.4 a thread of this process, "vhost-<pid>", that never

@@ -20,15 +20,11 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from vptest import (Cat, TestFailure, Workload, check,  # noqa: E402
-                    check_timing, control,
-                    dev_control, debug_allocator, load, meminfo, pct, read_file, sh, by_tid,
-                    delta,
-                    DEVICE, REPO, CAT, OUT)
+from vptest import (Cat, TestFailure, Workload, by_tid, check, check_timing,
+                    debug_allocator, delta, dev_control, load, meminfo, pct,
+                    read_file, sh, test, DEVICE, REPO, CAT, OUT)
 
 MS = 1000000
-TESTS = []
 
 # perf's task clock stops when the thread is switched out (in
 # prepare_task_switch()) and starts again when it is switched back in
@@ -44,10 +40,6 @@ TC_SWITCH_NS = 60000
 VP_ERROR_SIZE = 4 + 4 + 160
 VCPUPERF_IOC_LAST_ERROR = (2 << 30) | (VP_ERROR_SIZE << 16) | (0xB6 << 8) | 1
 
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
 
 
 def collections_in_status():
@@ -807,11 +799,3 @@ def per_vm_memory_follows_the_process():
            ", " + debug if debug else ""))
     check(per <= bound, "%.1f KiB per attached process" % per)
 
-
-def run_collections_tests(names=None):
-    return [t for t in TESTS if not names or t.__name__ in names]
-
-
-if __name__ == "__main__":
-    from vptest import run_checks
-    sys.exit(run_checks(run_collections_tests(set(sys.argv[1:]))))

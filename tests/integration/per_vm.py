@@ -10,24 +10,17 @@ quiescent (every thread blocked) right after the attach and right before
 the stop, so that the counters and /proc see the same work."""
 
 import os
-import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from vptest import (Cat, Workload, check, debug_allocator, load,  # noqa: E402
+from vptest import (Cat, Workload, check, debug_allocator, load, test,
                     OUT)
 
 MS = 1000000
-TESTS = []
 UUID = "c7a5fdbd-edaf-9455-926a-d65c16db1809"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 TICK_NS = 1000000000 // CLK_TCK
 FORK_PAGES = 3000
 
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
 
 
 def proc_stat(pid):
@@ -131,7 +124,7 @@ def per_vm_totals_match_proc():
     exited = spawn + 1          # the short-lived threads and vCPU 0
     # Above: the kernel's task-clock runs ahead of the runtime that
     # utime + stime are scaled to under TCG (unstable TSC): up to 2.8%
-    # measured (vpself.py), so 3% of it on top.  At every switch the task
+    # measured (selfread.py), so 3% of it on top.  At every switch the task
     # clock stops after and starts after the runtime does, so the slower
     # the scheduler the more it is ahead: on a kernel with KASAN and
     # lockdep 5.5% was measured (1160.7 ms against 1100 ms), so 8% there.

@@ -3,7 +3,7 @@
 process has (tests/integration/perms.py starts it under setpriv) and print
 the outcomes as one JSON object.
 
-Usage: vpperm.py VICTIM_TID
+Usage: perm_probe.py VICTIM_TID
 
 Each outcome is "ok", an errno name, or "-" when the file could not be
 opened, so that the operation could not be tried.  "perf" is what

@@ -12,24 +12,15 @@ of the module's own decisions only where nothing else can tell."""
 import os
 import re
 import subprocess
-import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from vptest import (OUT, Cat, TestFailure, TestSkip, Workload,  # noqa: E402
-                    check,
-                    check_timing, control, needs_cpus,
-                    dmesg_clean_since, dmesg_mark, load, pct, read_file, sh,
-                    unload)
+from vptest import (OUT, Cat, TestFailure, TestSkip, Workload, check,
+                    check_timing, control, dmesg_clean_since, dmesg_mark,
+                    load, needs_cpus, pct, read_file, sh, test, unload)
 
 MS = 1000000
-TESTS = []
 EVENTS = "task-clock,context-switches,page-faults,cpu-migrations"
 
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
 
 
 def ipis():
@@ -528,9 +519,3 @@ def kernel_thread_read_directly():
     check(s["self"] == 0 and s["kicks"] == 0, "a kernel thread asked: %s" % s)
     check(len(c.rows()) > 50, "rows")
 
-
-if __name__ == "__main__":
-    from vptest import run_checks
-    names = set(sys.argv[1:])
-    sys.exit(run_checks([t for t in TESTS if not names or
-                         t.__name__ in names]))

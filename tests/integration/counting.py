@@ -1,0 +1,192 @@
+"""Counting, checked against oracles outside vcpuperf: page faults,
+context switches and task-clock per vCPU thread against what each thread
+of tests/workload read from /proc around its known work; perf stat run
+side by side on the same threads; a tracepoint against context
+switches."""
+
+import os
+import signal
+import subprocess
+import time
+
+from vptest import (Cat, Workload, by_tid, check, delta, load,
+                    read_file, run_workload, sh, test, within, CAT)
+
+MS = 1000000
+
+
+@test
+def counts_match_proc_oracles():
+    """page faults, context switches and task-clock per vCPU thread agree
+    with what each thread read from /proc around its known work."""
+    load()
+    pages, sleeps, burn = 3000, 200, 400
+    w = Workload("counts", "--threads", "2", "--wait-go", "--pages",
+                 str(pages), "--sleeps", str(sleeps), "--burn-ms", str(burn),
+                 "--hold-ms", "1500")
+    c = Cat("counts", "--qemu", str(w.pid), "--interval", "100ms",
+            "--events", "task-clock,page-faults,context-switches,cycles,"
+            "instructions")
+    rep = run_workload(c, w, 2)
+    rows = by_tid(c.rows())
+    for th in rep["threads"]:
+        tid = th["tid"]
+        trows = rows.get(tid, [])
+        check(len(trows) >= 10, "tid %d: %d rows" % (tid, len(trows)))
+        check(all(r["vcpu"] == th["vcpu"] for r in trows),
+              "tid %d: vcpu mapping wrong" % tid)
+        check(all(r["pid"] == rep["pid"] for r in trows), "pid wrong")
+        pf = sum(r["page_faults"] for r in trows)
+        opf = delta(th, "minflt") + delta(th, "majflt")
+        check(opf >= pages, "oracle saw %d faults for %d pages" % (opf, pages))
+        check(opf <= pf <= opf + 100,
+              "tid %d: page_faults %d, /proc says %d (+100 allowed for "
+              "thread start/exit)" % (tid, pf, opf))
+        cs = sum(r["context_switches"] for r in trows)
+        ocs = (delta(th, "voluntary_ctxt_switches") +
+               delta(th, "nonvoluntary_ctxt_switches"))
+        check(ocs >= sleeps, "oracle saw %d switches" % ocs)
+        check(ocs <= cs <= ocs + 30,
+              "tid %d: context_switches %d, /proc says %d" % (tid, cs, ocs))
+        tc = sum(r["task_clock"] for r in trows)
+        ort = delta(th, "sum_exec_runtime_ns")
+        check(ort >= burn * MS, "oracle runtime %d" % ort)
+        check(0.97 * ort <= tc <= ort + 100 * MS,
+              "tid %d: task_clock %d ns, schedstat says %d" % (tid, tc, ort))
+        print("  tid %d: page_faults %d (/proc %d), context_switches %d "
+              "(/proc %d), task_clock %.1f ms (schedstat %.1f ms), %d rows" %
+              (tid, pf, opf, cs, ocs, tc / MS, ort / MS, len(trows)))
+        check(all(r["cycles"] is None and r["instructions"] is None
+                  for r in trows), "hardware events must be null")
+        check(all(r["ipc"] is None for r in trows), "ipc must be null")
+        check(any(r["ran"] for r in trows), "never ran?")
+    ev = c.events()
+    unav = [e for e in ev if e["event"] == "perf_unavailable"]
+    check(len(unav) == 4, "want 4 perf_unavailable, got %d" % len(unav))
+    for e in unav:
+        check(e["errno"] in ("ENOENT", "EOPNOTSUPP"), "errno %s" % e["errno"])
+        check(e["reason"] and e["detail"], "no reason")
+    names = [e["event"] for e in ev]
+    for n in ("perf_started", "perf_first_row", "perf_task_exited",
+              "perf_finished", "perf_detached"):
+        check(n in names, "no %s event" % n)
+    fin = [e for e in ev if e["event"] == "perf_finished"
+           and e.get("tid") in rows]
+    for e in fin:
+        check(e["intervals_seen"] == len(rows[e["tid"]]),
+              "finished says %d intervals, %d rows" %
+              (e["intervals_seen"], len(rows[e["tid"]])))
+
+
+def perf_stat_per_thread(path):
+    """Parse `perf stat --per-thread -x,` output: {tid: {event: value}}."""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            parts = line.strip().split(",")
+            if len(parts) < 4 or "-" not in parts[0]:
+                continue
+            tid = int(parts[0].rsplit("-", 1)[1])
+            try:
+                val = float(parts[1])
+            except ValueError:
+                continue
+            name = parts[3].split(":")[0]
+            if parts[2] == "msec":
+                val *= MS
+            out.setdefault(tid, {})[name] = val
+    return out
+
+
+def perf_fds(pid):
+    n = 0
+    try:
+        for fd in os.listdir("/proc/%d/fd" % pid):
+            try:
+                if "perf_event" in os.readlink("/proc/%d/fd/%s" % (pid, fd)):
+                    n += 1
+            except OSError:
+                pass
+    except OSError:
+        pass
+    return n
+
+
+@test
+def agrees_with_perf_stat():
+    """perf stat run side by side on the same threads and software events
+    agrees within 5% (page faults within 20, context switches within 10)."""
+    load()
+    w = Workload("perfstat", "--threads", "2", "--wait-go", "--pages",
+                 "2000", "--sleeps", "100", "--burn-ms", "800",
+                 "--hold-ms", "500")
+    tids = ",".join(str(t) for t in w.tids)
+    evs = "task-clock,page-faults,context-switches"
+    pstat = os.path.join(os.environ.get("VP_OUT", "/tmp"), "perfstat.txt")
+    perf = subprocess.Popen(["perf", "stat", "--per-thread", "-t", tids,
+                             "-e", evs, "-x", ",", "-o", pstat],
+                            stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    c = Cat("perfstat", "--tid", tids, "--events", evs, "--interval",
+            "100ms")
+    try:
+        c.wait_started(2)
+        # perf starts slowly under emulation: go only once it has opened
+        # its 3 x 2 counters.
+        deadline = time.time() + 60
+        while perf_fds(perf.pid) < 6:
+            check(perf.poll() is None, "perf stat died: %s" %
+                  (perf.poll() is not None and perf.stderr.read()))
+            check(time.time() < deadline, "perf stat never attached")
+            time.sleep(0.05)
+        w.go()
+        w.wait()
+        time.sleep(0.3)
+        perf.send_signal(signal.SIGINT)
+        perf.wait(timeout=30)
+        rc = c.stop()
+    finally:
+        w.kill()
+    check(rc == 0, "vcpuperf-cat exit %d" % rc)
+    ps = perf_stat_per_thread(pstat)
+    rows = by_tid(c.rows())
+    for tid in w.tids:
+        check(tid in ps, "perf stat has no tid %d: %s" % (tid, ps))
+        tc = sum(r["task_clock"] for r in rows[tid])
+        pf = sum(r["page_faults"] for r in rows[tid])
+        cs = sum(r["context_switches"] for r in rows[tid])
+        p = ps[tid]
+        print("  tid %d: vcpuperf task_clock %.1f ms / perf %.1f ms, "
+              "page_faults %d / %d, context_switches %d / %d" %
+              (tid, tc / MS, p["task-clock"] / MS, pf, p["page-faults"], cs,
+               p["context-switches"]))
+        check(within(tc, p["task-clock"], 0.05, 20 * MS),
+              "tid %d task_clock %d vs perf %d" % (tid, tc, p["task-clock"]))
+        check(within(pf, p["page-faults"], 0.05, 20),
+              "tid %d page_faults %d vs perf %d" % (tid, pf, p["page-faults"]))
+        check(within(cs, p["context-switches"], 0.05, 10),
+              "tid %d cs %d vs perf %d" % (tid, cs, p["context-switches"]))
+
+
+@test
+def tracepoint_events():
+    """sched:sched_switch counts like context-switches; a tracepoint that
+    does not exist is refused (ENOENT) before anything is attached."""
+    load()
+    w = Workload("tp", "--threads", "1", "--wait-go", "--sleeps", "300",
+                 "--hold-ms", "1000")
+    c = Cat("tp", "--tid", str(w.tids[0]), "--events",
+            "sched:sched_switch,context-switches", "--interval", "100ms")
+    run_workload(c, w, 1, settle=0)
+    rows = c.rows()
+    tp = sum(r["sched_sched_switch"] for r in rows)
+    cs = sum(r["context_switches"] for r in rows)
+    # 300 sleeps switch out about 300 times: a sleep whose timer has
+    # already fired by the time the thread would block does not switch.
+    check(cs >= 285 and within(tp, cs, 0.02, 3), "tracepoint %d vs cs %d" %
+          (tp, cs))
+    p = sh("%s --pid 1 --events nosuch:tracepoint --duration 1s" % CAT,
+           check_rc=False)
+    check(p.returncode != 0 and "nosuch:tracepoint" in p.stderr,
+          "missing tracepoint: %s" % p.stderr)
+    check("attach" not in read_file("control"), "something attached")
