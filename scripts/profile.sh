@@ -8,7 +8,7 @@
 #   PROFILE_ENV       the environment of the tests on it (an array of
 #                     VAR=VALUE: VP_MODULE, VP_TESTPMU, VP_SLOW_KERNEL, ...)
 # NAME: 6.1 (Debian 12's, the default), 6.12 (bookworm-backports), sid
-# (7.2, built in scripts/sid-kernel.sh's chroot), debug (the KASAN,
+# (7.2, built in tests/harness/sid-kernel.sh's chroot), debug (the KASAN,
 # lockdep and kmemleak kernel of scripts/kunit-kernel.sh).
 #   - 6.1 and debug boot two vCPUs; on debug the timing figures are said,
 #     not enforced (VP_SLOW_KERNEL: it runs several times slower), and
@@ -41,10 +41,10 @@ vp_profile() {
 		PROFILE_ENV+=(VP_SLOW_KERNEL=1)
 		;;
 	sid)
-		eval "$("$top/scripts/sid-kernel.sh" env)" || return 1
+		eval "$("$top/tests/harness/sid-kernel.sh" env)" || return 1
 		PROFILE_KVER=$SID_KVER
-		if ! "$top/scripts/sid-kernel.sh" build "$dir/kmod" >/dev/null ||
-			! "$top/scripts/sid-kernel.sh" testpmu "$dir/testpmu" >/dev/null; then
+		if ! "$top/tests/harness/sid-kernel.sh" build "$dir/kmod" >/dev/null ||
+			! "$top/tests/harness/sid-kernel.sh" testpmu "$dir/testpmu" >/dev/null; then
 			echo "profile sid: build failed (see $dir/*/build.log)" >&2
 			return 1
 		fi
@@ -74,7 +74,7 @@ vp_profile() {
 	"$top/scripts/stage-kmod.sh" "$dir/kmod"
 	make -C "$kdir" M="$dir/kmod" W=1 modules >"$dir/build.log" 2>&1 ||
 		{ tail -n 20 "$dir/build.log" >&2; echo "profile $name: build failed" >&2; return 1; }
-	"$top/scripts/testpmu.sh" "$kdir" "$dir/testpmu" W=1 || return 1
+	"$top/tests/harness/testpmu.sh" "$kdir" "$dir/testpmu" W=1 || return 1
 	PROFILE_ENV+=(VP_MODULE="$dir/kmod/vcpuperf.ko"
 		VP_TESTPMU="$dir/testpmu/vp_testpmu.ko")
 }

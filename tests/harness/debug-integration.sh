@@ -5,10 +5,10 @@
 # KASAN report, lockdep splat, BUG, WARNING or atomic-sleep message, and on
 # a kmemleak report after the last rmmod.
 #
-# Usage: scripts/debug-integration.sh [--out DIR] [TEST_NAME...]
+# Usage: tests/harness/debug-integration.sh [--out DIR] [TEST_NAME...]
 set -euo pipefail
 
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 out=$top/out/debug-integration
 if [ "${1:-}" = --out ]; then
 	out=$2
@@ -24,7 +24,7 @@ stage=$top/out/debug-kmod
 "$top/scripts/stage-kmod.sh" "$stage"
 make -C "$kbuild" M="$stage" W=1 modules
 # The test PMU of tests/integration/pmu.py, and its modifier probe.
-"$top/scripts/testpmu.sh" "$kbuild" "$top/out/debug-testpmu" W=1
+"$top/tests/harness/testpmu.sh" "$kbuild" "$top/out/debug-testpmu" W=1
 make -C "$top/tests/pmu"
 
 rm -rf "$out"
