@@ -123,7 +123,7 @@ step "Secure Boot stand-in: module.sig_enforce=1, unsigned / build key / unknown
 tests/harness/signed-vm-test.sh secure-boot --out "$OUT/secure-boot" || step_failed "secure boot"
 
 step "VM: integration tests again on the debug kernel"
-tests/harness/debug-integration.sh --out "$OUT/debug-vm" || step_failed "debug-kernel integration"
+scripts/check-vm.sh --profile debug --out "$OUT/debug-vm" || step_failed "debug-kernel integration"
 
 step "stress: short form in the debug kernel (churn, rmmod, overflow, QEMU killed, control fuzz)"
 scripts/stress.sh --out "$OUT/stress" || step_failed "stress"

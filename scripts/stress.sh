@@ -37,7 +37,7 @@ make -C "$top/tests/stress" >/dev/null
 if [ "$kernel" = debug ]; then
 	bzimage=$("$top/scripts/kunit-kernel.sh")
 	kbuild=${bzimage%/arch/x86/boot/bzImage}
-	# Same mirror as tests/harness/debug-integration.sh: no object mixes with
+	# Same mirror as make check-vm PROFILE=debug: no object mixes with
 	# the ones built against the Debian kernel in the source tree.
 	stage=$top/out/debug-kmod
 	"$top/scripts/stage-kmod.sh" "$stage"
