@@ -65,7 +65,7 @@ check-host: setup
 	scripts/check-host.sh
 
 check-vm: setup
-	T="$(T)" PROFILE="$(PROFILE)" SMP="$(SMP)" scripts/check-vm.sh
+	scripts/check-vm.sh --profile "$(PROFILE)" --smp "$(SMP)" -- $(T)
 
 demo: setup-demo
 	scripts/demo.sh

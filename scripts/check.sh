@@ -40,7 +40,7 @@ step_failed() {
 scripts/kunit-kernel.sh >"$OUT/prefetch-kernel.log" 2>&1 &
 prefetch_kernel=$!
 if [ "${VP_MATRIX_SID:-1}" != 0 ]; then
-	scripts/sid-kernel.sh env >"$OUT/prefetch-sid.log" 2>&1 &
+	tests/harness/sid-kernel.sh env >"$OUT/prefetch-sid.log" 2>&1 &
 fi
 scripts/arm64-bed.sh >"$OUT/prefetch-arm64.log" 2>&1 &
 
@@ -54,7 +54,7 @@ make tool
 make -C tests/workload
 make -C tests/pmu
 # The test PMU for the integration tests (tests/pmu; never installed).
-scripts/testpmu.sh "/lib/modules/$KVER/build" tests/pmu W=1 C=1
+tests/harness/testpmu.sh "/lib/modules/$KVER/build" tests/pmu W=1 C=1
 
 step "fresh machine: the first make demo in a minimal Debian 12 root (make fresh-test)"
 scripts/fresh-test.sh --out "$OUT/fresh" || step_failed "fresh-test"
@@ -120,13 +120,13 @@ PY
 cat "$OUT/kunit.log"
 
 step "lockdown: /dev/vcpuperf and the tool's fallback, booted with lockdown=integrity"
-scripts/signed-vm-test.sh lockdown --out "$OUT/lockdown" || step_failed "lockdown"
+tests/harness/signed-vm-test.sh lockdown --out "$OUT/lockdown" || step_failed "lockdown"
 
 step "Secure Boot stand-in: module.sig_enforce=1, unsigned / build key / unknown key"
-scripts/signed-vm-test.sh secure-boot --out "$OUT/secure-boot" || step_failed "secure boot"
+tests/harness/signed-vm-test.sh secure-boot --out "$OUT/secure-boot" || step_failed "secure boot"
 
 step "VM: integration tests again on the debug kernel"
-scripts/debug-integration.sh --out "$OUT/debug-vm" || step_failed "debug-kernel integration"
+scripts/check-vm.sh --profile debug --out "$OUT/debug-vm" || step_failed "debug-kernel integration"
 
 step "stress: short form in the debug kernel (churn, rmmod, overflow, QEMU killed, control fuzz)"
 scripts/stress.sh --out "$OUT/stress" || step_failed "stress"

@@ -12,7 +12,7 @@
 # /lib/modules/VER/updates/dkms is touched, checked empty again afterwards
 # (with depmod's files back to their previous contents).  Debian sid's
 # kernel gets the same cycle with sid's dkms in the chroot of
-# scripts/sid-kernel.sh (VP_MATRIX_SID=0 leaves it out).
+# tests/harness/sid-kernel.sh (VP_MATRIX_SID=0 leaves it out).
 # Exit status: 0 if every kernel passed, 1 if one failed, 2 if it cannot run.
 set -euo pipefail
 
@@ -152,12 +152,12 @@ for k in "${kvers[@]}"; do
 done
 
 # Debian sid's kernel: its headers need sid's gcc, so the cycle runs with
-# sid's own dkms inside the cached chroot of scripts/sid-kernel.sh (which
+# sid's own dkms inside the cached chroot of tests/harness/sid-kernel.sh (which
 # also checks that DKMS signed the module with the chroot's MOK key).
 if [ "${VP_MATRIX_SID:-1}" != 0 ]; then
 	t0=$(date +%s)
 	log=$out/sid.log
-	if "$top/scripts/sid-kernel.sh" dkms "$out/sid" >"$log" 2>&1; then
+	if "$top/tests/harness/sid-kernel.sh" dkms "$out/sid" >"$log" 2>&1; then
 		k=$(sed -n 's/^installed .* vermagic \([^ ]*\) .*/\1/p' "$log")
 		res="ok (sid's dkms $(sed -n 's/^dkms-//p' "$log" | head -n1), vermagic $k, signed)"
 	else

@@ -12,7 +12,7 @@
 # (when systemd-analyze is there); a modprobe.d file setting interval_ms
 # (/etc/modprobe.d/vcpuperf-install-test.conf, removed afterwards).
 # In the VM (scripts/vm-run.sh --kver VER; Debian's 6.12 with --smp 1, as in
-# scripts/matrix.sh), scripts/install-guest.sh: modprobe, the parameter
+# scripts/matrix.sh), tests/harness/install-guest.sh: modprobe, the parameter
 # applied, vcpuperf-cat from /usr/local/bin gives rows, man -w, the systemd
 # unit's helper against a real QEMU (episodes, restart, SIGTERM), rmmod.
 # systemd itself is not run (the guest's init is busybox).
@@ -196,7 +196,7 @@ for k in "${kvers[@]}"; do
 	set +e
 	VCPUPERF_CACHE=$tmp/cache VP_INSTALL_INTERVAL_MS=$IVL \
 		scripts/vm-run.sh --kver "$k" --smp "$smp" --timeout 1200 \
-		--out "$out/vm-$k" -- scripts/install-guest.sh
+		--out "$out/vm-$k" -- tests/harness/install-guest.sh
 	rc=$?
 	set -e
 	line=$(result_line "$out/vm-$k/console.log")

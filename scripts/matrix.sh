@@ -14,7 +14,7 @@
 # and the 6.12 of bookworm-backports (linux-headers-6.12.*-amd64, installed
 # by scripts/setup.sh), both installed on the host, and Debian sid's newest
 # (7.2 at the time of writing), built in a cached chroot of sid
-# (scripts/sid-kernel.sh; VP_MATRIX_SID=0 leaves it out).  A host kernel
+# (tests/harness/sid-kernel.sh; VP_MATRIX_SID=0 leaves it out).  A host kernel
 # that is not installed is reported and skipped.
 #
 # Each kernel's module is built in a mirror of the sources (symlinks) under
@@ -229,7 +229,7 @@ while read -r label kver; do
 			fail=1
 		fi
 		# The test PMU of the integration tests, W=1 clean as well.
-		if ! "$top/scripts/testpmu.sh" "$kdir" "$dir/testpmu" W=1; then
+		if ! "$top/tests/harness/testpmu.sh" "$kdir" "$dir/testpmu" W=1; then
 			build="$build; test PMU FAILED"
 			fail=1
 		fi
@@ -260,7 +260,7 @@ while read -r label kver; do
 	rows+=("$label|$kver|$build|$tests|build $((t1 - t0))s, tests $((t2 - t1))s")
 done < <(matrix_kernels)
 # Debian sid's newest kernel: its headers want sid's gcc, so the module is
-# built in a cached debootstrap chroot of sid (scripts/sid-kernel.sh), and
+# built in a cached debootstrap chroot of sid (tests/harness/sid-kernel.sh), and
 # its stock vmlinuz boots with its own modules unpacked from the chroot's
 # packages.  VP_MATRIX_SID=0 skips it.
 if [ "${VP_MATRIX_SID:-1}" != 0 ]; then
@@ -268,7 +268,7 @@ if [ "${VP_MATRIX_SID:-1}" != 0 ]; then
 	label=sid
 	echo
 	echo "==== $label: chroot, build (W=1)"
-	if ! sid_env=$("$top/scripts/sid-kernel.sh" env); then
+	if ! sid_env=$("$top/tests/harness/sid-kernel.sh" env); then
 		rows+=("$label|-|chroot FAILED|not run|-")
 		fail=1
 	else
@@ -277,12 +277,12 @@ if [ "${VP_MATRIX_SID:-1}" != 0 ]; then
 		dir=$out/$SID_KVER
 		rm -rf "$dir"
 		mkdir -p "$dir"
-		if ! "$top/scripts/sid-kernel.sh" testpmu "$dir/testpmu" >/dev/null 2>&1; then
+		if ! "$top/tests/harness/sid-kernel.sh" testpmu "$dir/testpmu" >/dev/null 2>&1; then
 			tail -n 30 "$dir/testpmu/build.log" || true
 			fail=1
 			testpmu_failed=1
 		fi
-		if "$top/scripts/sid-kernel.sh" build "$dir/kmod" >/dev/null 2>&1; then
+		if "$top/tests/harness/sid-kernel.sh" build "$dir/kmod" >/dev/null 2>&1; then
 			nwarn=$(grep -E 'warning:|error:' "$dir/kmod/build.log" |
 				grep -vc 'Skipping BTF' || true)
 			if [ "$nwarn" -eq 0 ]; then

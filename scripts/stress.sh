@@ -8,13 +8,14 @@
 #   --long            1000 cycles, 25 rmmods, 100000 writes: make stress
 #                     (default --short: every phase with fewer cycles, for
 #                     make check)
-#   --kernel debug    the KASAN/lockdep/kmemleak kernel of scripts/kunit-kernel.sh
-#                     (default), with vcpuperf.ko built against it in a mirror
+#   --kernel debug    the KASAN/lockdep/kmemleak kernel's profile
+#                     (scripts/lib.sh; the default), vcpuperf.ko built
+#                     against it in a mirror
 #   --kernel debian   the newest installed Debian kernel (make module)
 # Exit status: stress.py's (0 all passed).
-set -euo pipefail
 
-top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
 mode=--short
 kernel=debug
 out=""
@@ -35,20 +36,15 @@ make -C "$top" tool >/dev/null
 make -C "$top/tests/stress" >/dev/null
 
 if [ "$kernel" = debug ]; then
-	bzimage=$("$top/scripts/kunit-kernel.sh")
-	kbuild=${bzimage%/arch/x86/boot/bzImage}
-	# Same mirror as scripts/debug-integration.sh: no object mixes with
-	# the ones built against the Debian kernel in the source tree.
-	stage=$top/out/debug-kmod
-	"$top/scripts/stage-kmod.sh" "$stage"
-	make -C "$kbuild" M="$stage" W=1 modules >"$out.build.log" 2>&1 ||
-		{ cat "$out.build.log"; exit 1; }
-	export VP_MODULE=$stage/vcpuperf.ko VP_KMEMLEAK=1
-	vmargs=(--kernel "$bzimage")
+	vp_profile debug
+	vp_profile_kmod || { cat "$PROFILE_DIR/kmod/build.log"; exit 1; }
+	vmenv=("${PROFILE_ENV[@]}")
+	vmargs=("${PROFILE_VMRUN[@]}")
 elif [ "$kernel" = debian ]; then
 	KVER=${KVER:-$(make -s -C "$top" print-kver)}
 	make -C "$top" module KVER="$KVER" >/dev/null
-	vmargs=(--kver "$KVER")
+	vmenv=()
+	vmargs=(--kver "$KVER" --mem 2048)
 else
 	echo "$0: --kernel debug or debian" >&2
 	exit 2
@@ -59,5 +55,5 @@ mkdir -p "$out"
 cd "$top"
 timeout_s=1500
 [ "$mode" = --long ] && timeout_s=5400
-exec scripts/vm-run.sh "${vmargs[@]}" --mem 2048 --timeout "$timeout_s" \
+exec env "${vmenv[@]}" scripts/vm-run.sh "${vmargs[@]}" --timeout "$timeout_s" \
 	--out "$out" -- python3 tests/stress/stress.py "$mode" "$@"

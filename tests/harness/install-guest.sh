@@ -3,7 +3,7 @@
 # VM booted by scripts/vm-run.sh on a kernel that `make install` installed
 # vcpuperf for on the host (the guest sees the host root read-only).
 #
-# Usage (in the guest, as root): scripts/install-guest.sh
+# Usage (in the guest, as root): tests/harness/install-guest.sh
 #
 #   VP_INSTALL_INTERVAL_MS  interval_ms the host's /etc/modprobe.d sets
 #                           (default 250)

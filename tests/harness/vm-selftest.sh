@@ -4,8 +4,8 @@
 # guest command's exit status is propagated.  Prints PASS/FAIL; exit 0 on PASS.
 set -eu
 
-here=$(cd "$(dirname "$0")" && pwd)
-vmrun=$here/vm-run.sh
+top=$(cd "$(dirname "$0")/../.." && pwd)
+vmrun=$top/scripts/vm-run.sh
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/vm-selftest.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 fail=0

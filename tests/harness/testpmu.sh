@@ -5,13 +5,13 @@
 # never installed and never part of DKMS (the top-level Kbuild and
 # dkms.conf do not name it).
 #
-# Usage: scripts/testpmu.sh KDIR OUTDIR [MAKE ARGS...]   e.g. W=1 C=1
+# Usage: tests/harness/testpmu.sh KDIR OUTDIR [MAKE ARGS...]   e.g. W=1 C=1
 #        -> OUTDIR/vp_testpmu.ko, OUTDIR/build.log; exit status of make,
 #           or 1 if the build printed a warning.
 set -euo pipefail
 
 [ $# -ge 2 ] || { echo "usage: $0 KDIR OUTDIR [MAKE ARGS...]" >&2; exit 2; }
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 kdir=$1
 out=$2
 shift 2

@@ -1,7 +1,8 @@
 #!/bin/bash
-# signed-kmod.sh DIR - build vcpuperf.ko against the KUnit debug kernel
-# (scripts/kunit-kernel.sh: CONFIG_MODULE_SIG, lockdown LSM) and write
-# three copies into DIR for the Secure Boot and lockdown tests:
+# signed-kmod.sh DIR - build vcpuperf.ko for the debug kernel's profile
+# (scripts/lib.sh; scripts/kunit-kernel.sh: CONFIG_MODULE_SIG, lockdown
+# LSM) and write three copies into DIR for the Secure Boot and lockdown
+# tests:
 #
 #   vcpuperf-unsigned.ko  as built (out-of-tree builds are not signed)
 #   vcpuperf.ko           signed with the kernel's build key
@@ -12,15 +13,15 @@
 #                         kernel does not know
 #
 # Prints the debug kernel's bzImage path on stdout; progress on stderr.
-set -euo pipefail
 
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/../../scripts/lib.sh"
 [ $# -eq 1 ] || { echo "usage: $0 DIR" >&2; exit 2; }
-top=$(cd "$(dirname "$0")/.." && pwd)
 dir=$1
 mkdir -p "$dir"
 
-bzimage=$("$top/scripts/kunit-kernel.sh")
-kbuild=${bzimage%/arch/x86/boot/bzImage}
+vp_profile debug
+kbuild=$PROFILE_KDIR
 signfile=$kbuild/scripts/sign-file
 key=$kbuild/certs/signing_key.pem
 cert=$kbuild/certs/signing_key.x509
@@ -29,9 +30,8 @@ for f in "$signfile" "$key" "$cert"; do
 done
 
 # Objects built against this kernel stay out of the source tree.
-stage=$top/out/signed-kmod-build
-"$top/scripts/stage-kmod.sh" "$stage"
-make -s -C "$kbuild" M="$stage" W=1 modules >&2
+stage=$PROFILE_DIR/kmod
+vp_profile_kmod || { cat "$stage/build.log" >&2; exit 1; }
 
 cp "$stage/vcpuperf.ko" "$dir/vcpuperf-unsigned.ko"
 "$signfile" sha256 "$key" "$cert" "$stage/vcpuperf.ko" "$dir/vcpuperf.ko"
@@ -58,4 +58,4 @@ if tail -c 28 "$dir/vcpuperf-unsigned.ko" | grep -q "$marker"; then
 fi
 echo "signed-kmod: $(openssl x509 -inform DER -in "$cert" -noout -subject 2>/dev/null ||
 	openssl x509 -in "$cert" -noout -subject) signed vcpuperf.ko" >&2
-echo "$bzimage"
+echo "$PROFILE_KERNEL"

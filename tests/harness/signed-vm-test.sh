@@ -19,12 +19,12 @@
 #                 loads untainted and counts.  Real UEFI Secure Boot with
 #                 shim and MOK enrolment is not exercised.
 #
-# Usage: scripts/signed-vm-test.sh lockdown|secure-boot [--out DIR]
+# Usage: tests/harness/signed-vm-test.sh lockdown|secure-boot [--out DIR]
 # Ends with an 'N passed, N failed' line (also in DIR/result.log); exits
 # non-zero on any failure.
 set -euo pipefail
 
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=scripts/result-lib.sh
 . "$top/scripts/result-lib.sh"
 what=${1:-}
@@ -61,7 +61,7 @@ make -s -C tests/workload
 # The modules live in the source tree, which the guest sees (--out may not
 # be under it).
 kmod=$top/out/$what-kmod
-if ! bzimage=$(scripts/signed-kmod.sh "$kmod"); then
+if ! bzimage=$(tests/harness/signed-kmod.sh "$kmod"); then
 	result "0 passed, 1 failed"
 	exit 1
 fi

@@ -4,17 +4,17 @@
 # (sid's headers are configured for a gcc the host does not have), plus the
 # kernel image and modules unpacked for booting in the test VM.
 #
-# Usage: scripts/sid-kernel.sh env            set up (or reuse); print
+# Usage: tests/harness/sid-kernel.sh env            set up (or reuse); print
 #                                             SID_ROOT= SID_KVER= SID_VMLINUZ=
 #                                             SID_MODDIR= lines for eval
-#        scripts/sid-kernel.sh build OUTDIR   build vcpuperf.ko (W=1) against
+#        tests/harness/sid-kernel.sh build OUTDIR   build vcpuperf.ko (W=1) against
 #                                             sid's headers inside the chroot:
 #                                             OUTDIR/vcpuperf.ko, OUTDIR/build.log
-#        scripts/sid-kernel.sh testpmu OUTDIR build the test PMU (tests/pmu,
+#        tests/harness/sid-kernel.sh testpmu OUTDIR build the test PMU (tests/pmu,
 #                                             W=1) the same way:
 #                                             OUTDIR/vp_testpmu.ko, build.log;
 #                                             exit 1 on a warning
-#        scripts/sid-kernel.sh dkms OUTDIR    the DKMS cycle (add, build -k,
+#        tests/harness/sid-kernel.sh dkms OUTDIR    the DKMS cycle (add, build -k,
 #                                             install -k, vermagic, remove)
 #                                             with sid's dkms inside the chroot
 #
@@ -32,9 +32,8 @@ prog=sid-kernel
 log() { echo "$prog: $*" >&2; }
 die() { echo "$prog: error: $*" >&2; exit 1; }
 
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/.." && pwd)
-mirror=${VP_SID_MIRROR:-$("$here/debian-mirror.sh")} || exit 1
+top=$(cd "$(dirname "$0")/../.." && pwd)
+mirror=${VP_SID_MIRROR:-$("$top/scripts/debian-mirror.sh")} || exit 1
 cache=${VCPUPERF_CACHE:-${HOME:-/tmp}/.cache/vcpuperf}/sid
 # The chroot's packages: sid's kernel headers pull in the gcc they were
 # configured with (CONFIG_CC_VERSION_TEXT); dkms for the DKMS cycle, and
