@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """vcpuperf under kernel lockdown (lockdown=integrity): run as root inside
-the test VM booted by scripts/signed-vm-test.sh lockdown, from the
+the test VM booted by tests/harness/signed-vm-test.sh lockdown, from the
 repository root.
 
 Environment: VP_MODULE (vcpuperf.ko signed with the kernel's build key),

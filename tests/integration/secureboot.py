@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Module signature enforcement, the Secure Boot stand-in: run as root
 inside the test VM booted with module.sig_enforce=1 by
-scripts/signed-vm-test.sh secure-boot, from the repository root.
+tests/harness/signed-vm-test.sh secure-boot, from the repository root.
 
 Environment: VP_MODULE (vcpuperf.ko signed with the kernel's build key,
 whose certificate is built into the kernel's keyring as an enrolled MOK
