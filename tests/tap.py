@@ -22,7 +22,9 @@ stderr (print(), a traceback, a child process that inherited them) is
 turned into '# ' comment lines, in order, nothing dropped: both file
 descriptors go into a pipe that a thread reads, and the result lines are
 written only once that thread has passed on everything written before
-them.  The last line, a comment, is the one 'N passed, N failed' line the
+them; a line Python prints is out as a comment when print() returns, so
+a process that dies right after it (os._exit, a VM going down) loses
+nothing it printed.  The last line, a comment, is the one 'N passed, N failed' line the
 test scripts sum (scripts/result-lib.sh)."""
 
 import os
@@ -32,6 +34,24 @@ import threading
 # Written through the pipe by sync(): the thread has passed on everything
 # before it once it reads this.  NULs keep it apart from any real output.
 _SYNC = b"\0tap-sync\0"
+
+
+class _Synced:
+    """sys.stdout or sys.stderr while a Tap is open: a write that ends a
+    line returns once the Tap has passed it on."""
+
+    def __init__(self, stream, tap):
+        self._stream = stream
+        self._tap = tap
+
+    def write(self, text):
+        n = self._stream.write(text)
+        if "\n" in text:
+            self._tap.sync()
+        return n
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
 
 
 class Tap:
@@ -64,6 +84,9 @@ class Tap:
         self.failed = 0
         self.skipped = []
         self._closed = False
+        self._streams = (sys.stdout, sys.stderr)
+        sys.stdout = _Synced(sys.stdout, self)
+        sys.stderr = _Synced(sys.stderr, self)
         self._line("TAP version 13")
 
     # ------------------------------------------------------------ output
@@ -114,8 +137,8 @@ class Tap:
         """Return once everything written to stdout and stderr so far is
         out as comments.  A line a child process left unfinished is ended
         there."""
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for stream in self._streams:
+            stream.flush()
         with self._cond:
             want = self._synced + 1
         os.write(1, _SYNC + b"\n")
@@ -173,6 +196,7 @@ class Tap:
         else:
             self.sync()
         self._closed = True
+        sys.stdout, sys.stderr = self._streams
         sys.stdout.flush()
         sys.stderr.flush()
         with self._lock:
