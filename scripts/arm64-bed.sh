@@ -26,14 +26,13 @@
 #                      bookworm's InRelease there (a point release makes a
 #                      new root; an unreachable mirror reuses the newest)
 # Cold: about a minute and 1 GB.  Needs root (chown in dpkg-deb, debootstrap).
-set -euo pipefail
 
 prog=arm64-bed
-log() { echo "$prog: $*" >&2; }
-die() { echo "$prog: error: $*" >&2; exit 1; }
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 here=$(cd "$(dirname "$0")" && pwd)
-cache=${VCPUPERF_CACHE:-${HOME:-/tmp}/.cache/vcpuperf}/arm64
+cache=$VCPUPERF_CACHE/arm64
 root_pkgs="python3,qemu-system-arm,linux-perf,kmod,procps"
 # Bump when the cache's layout or the way it is made changes.
 layout=1

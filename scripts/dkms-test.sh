@@ -14,9 +14,10 @@
 # kernel gets the same cycle with sid's dkms in the chroot of
 # tests/harness/sid-kernel.sh (VP_MATRIX_SID=0 leaves it out).
 # Exit status: 0 if every kernel passed, 1 if one failed, 2 if it cannot run.
-set -euo pipefail
 
-top=$(cd "$(dirname "$0")/.." && pwd)
+prog=dkms-test
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
 out=$top/out/dkms
 if [ "${1:-}" = --out ]; then
 	out=$2

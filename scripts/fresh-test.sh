@@ -23,11 +23,11 @@
 # Output in DIR (default out/fresh): demo.log (everything make demo
 # printed), prereq.log, result.log (one "N passed, N failed" line).
 # Needs root (debootstrap, chroot, mounts).
-set -euo pipefail
 
 prog=fresh-test
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/.." && pwd)
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
+here=$top/scripts
 out=$top/out/fresh
 timeout_s=2400
 # Bump when the way the base root is made changes.
@@ -72,7 +72,7 @@ prereq=$(awk '/^## The two commands/ { s = 1; next } /^## / { s = 0 }
 [ -n "$prereq" ] || die "README.md names no 'apt-get' prerequisite line under 'The two commands'"
 log "README prerequisites: $prereq"
 
-cache=${VCPUPERF_CACHE:-${HOME:-/tmp}/.cache/vcpuperf}/fresh
+cache=$VCPUPERF_CACHE/fresh
 mkdir -p "$cache"
 key=$(echo "$layout $suite $variant $mirror" | sha256sum | cut -c1-16)
 base=$cache/base-$key.tar

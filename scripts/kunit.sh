@@ -26,13 +26,10 @@
 # Exit status: 0 when every case passed or was skipped and the kernel
 # reported no KASAN, lockdep, BUG, WARNING, atomic-sleep or kmemleak
 # finding; 1 otherwise; 2 on usage errors.
-set -euo pipefail
 
 prog=kunit
-log() { echo "$prog: $*" >&2; }
-die() { echo "$prog: error: $*" >&2; exit 1; }
-
-top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
 out=$top/out/kunit
 timeout_s=1500
 mem=1024

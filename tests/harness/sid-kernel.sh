@@ -26,15 +26,12 @@
 # Environment: VP_SID_MIRROR (default: the Debian archive this machine's
 # own apt sources use, scripts/debian-mirror.sh).
 # Needs root (debootstrap, chroot, bind mounts).
-set -euo pipefail
 
 prog=sid-kernel
-log() { echo "$prog: $*" >&2; }
-die() { echo "$prog: error: $*" >&2; exit 1; }
-
-top=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/../../scripts/lib.sh"
 mirror=${VP_SID_MIRROR:-$("$top/scripts/debian-mirror.sh")} || exit 1
-cache=${VCPUPERF_CACHE:-${HOME:-/tmp}/.cache/vcpuperf}/sid
+cache=$VCPUPERF_CACHE/sid
 # The chroot's packages: sid's kernel headers pull in the gcc they were
 # configured with (CONFIG_CC_VERSION_TEXT); dkms for the DKMS cycle, and
 # openssl so that DKMS signs the module with the chroot's MOK key.
