@@ -17,8 +17,8 @@ import time
 
 from vptest import (Cat, TestFailure, Workload, by_tid, check,
                     control, delta, dev_control, dmesg_clean_since,
-                    dmesg_mark, load, open_errno, read_file, run_workload,
-                    sh, test, unload, DEBUGFS, DEVICE)
+                    dmesg_mark, load, open_errno, read_file, rmmod_under_cat,
+                    run_workload, sh, test, unload, DEBUGFS, DEVICE)
 from commands import BAD_COMMANDS
 
 
@@ -260,21 +260,7 @@ def rmmod_with_device_open():
     with /dev/vcpuperf already gone, until it is closed; then unload
     completes with a clean log."""
     mark = dmesg_mark()
-    load()
-    w = Workload("devrmmod", "--threads", "2", "--hold-ms", "20000")
-    c = Cat("devrmmod", "--qemu", str(w.pid), "--events",
-            "task-clock,page-faults", "--interval", "20ms")
-    try:
-        c.wait_started(2)
-        time.sleep(1)
-        sh("rmmod vcpuperf", timeout=60)
-        rc = c.wait(timeout=30)
-    finally:
-        w.kill()
-    check(rc == 0, "vcpuperf-cat exit %d: %s" % (rc, c.stderr))
-    det = c.events("perf_detached")
-    check(len(det) == 2 and all(e["reason"] == "unload" for e in det),
-          "detached: %s" % det)
+    rmmod_under_cat("devrmmod", 2, "task-clock,page-faults")
     check(not os.path.isdir("/sys/module/vcpuperf"), "module still loaded")
 
     for what, path, flags in (("device O_WRONLY", DEVICE, os.O_WRONLY),

@@ -17,13 +17,12 @@ import os
 import re
 import stat
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from vptest import (Cat, TestFailure, Workload, check,  # noqa: E402
                     dmesg_mark, finit_module, is_signed, load, read_file, sh,
-                    main, run_workload, test, unload, DEBUGFS, DEVICE,
-                    MODULE)
+                    main, rmmod_under_cat, run_workload, test, unload,
+                    DEBUGFS, DEVICE, MODULE)
 
 MS = 1000000
 UNSIGNED = os.environ.get("VP_MODULE_UNSIGNED", "")
@@ -144,20 +143,8 @@ def tool_counts_through_the_device():
 def rmmod_with_device_reader():
     """rmmod while vcpuperf-cat reads through /dev/vcpuperf: it drains to
     EOF (detached, reason unload) and the module is gone."""
-    load()
-    w = Workload("lockdown-rmmod", "--threads", "1", "--hold-ms", "20000")
-    c = Cat("lockdown-rmmod", "--qemu", str(w.pid), "--events",
-            "task-clock", "--interval", "20ms")
-    try:
-        c.wait_started(1, timeout=60)
-        time.sleep(0.5)
-        sh("rmmod vcpuperf", timeout=60)
-        rc = c.wait(timeout=30)
-    finally:
-        w.kill()
-    check(rc == 0, "vcpuperf-cat exit %d: %s" % (rc, c.stderr))
-    det = c.events("perf_detached")
-    check(len(det) == 1 and det[0]["reason"] == "unload", "detached %s" % det)
+    rmmod_under_cat("lockdown-rmmod", 1, "task-clock", settle=0.5,
+                    timeout=60)
     check(not os.path.isdir("/sys/module/vcpuperf"), "module still loaded")
     check(not os.path.exists(DEVICE), "%s still there" % DEVICE)
 

@@ -7,7 +7,8 @@ import os
 import time
 
 from vptest import (Cat, Workload, check, dmesg_clean_since,
-                    dmesg_mark, load, sh, test, unload, MODULE)
+                    dmesg_mark, load, rmmod_under_cat, sh, test, unload,
+                    MODULE)
 
 
 @test
@@ -16,21 +17,7 @@ def rmmod_while_streaming():
     the final records and EOF, every counter is released, the log is
     clean and the module can be loaded again."""
     mark = dmesg_mark()
-    load()
-    w = Workload("rmmod", "--threads", "2", "--hold-ms", "20000")
-    c = Cat("rmmod", "--qemu", str(w.pid), "--events",
-            "task-clock,page-faults,cycles", "--interval", "20ms")
-    try:
-        c.wait_started(2)
-        time.sleep(1)
-        sh("rmmod vcpuperf", timeout=60)
-        rc = c.wait(timeout=30)
-    finally:
-        w.kill()
-    check(rc == 0, "vcpuperf-cat exit %d: %s" % (rc, c.stderr))
-    det = c.events("perf_detached")
-    check(len(det) == 2 and all(e["reason"] == "unload" for e in det),
-          "detached: %s" % det)
+    c = rmmod_under_cat("rmmod", 2, "task-clock,page-faults,cycles")
     fin = [e for e in c.events("perf_finished") if e.get("scope") == "session"]
     check(len(fin) == 1, "no session perf_finished")
     check(not os.path.isdir("/sys/module/vcpuperf"), "module still loaded")

@@ -506,6 +506,29 @@ def is_signed(path):
         return f.read() == b"~Module signature appended~\n"
 
 
+def rmmod_under_cat(name, threads, events, settle=1.0, timeout=30):
+    """Load the module, count a held workload of @threads threads with
+    @events every 20 ms through vcpuperf-cat, and after @settle seconds
+    rmmod the module under it: vcpuperf-cat must drain to EOF and exit 0,
+    each thread detached with reason 'unload'.  Returns the Cat."""
+    load()
+    w = Workload(name, "--threads", str(threads), "--hold-ms", "20000")
+    c = Cat(name, "--qemu", str(w.pid), "--events", events,
+            "--interval", "20ms")
+    try:
+        c.wait_started(threads, timeout=timeout)
+        time.sleep(settle)
+        sh("rmmod vcpuperf", timeout=60)
+        rc = c.wait(timeout=30)
+    finally:
+        w.kill()
+    check(rc == 0, "vcpuperf-cat exit %d: %s" % (rc, c.stderr))
+    det = c.events("perf_detached")
+    check(len(det) == threads and
+          all(e["reason"] == "unload" for e in det), "detached: %s" % det)
+    return c
+
+
 def run_workload(c, w, nstarted, settle=0.3, timeout=30):
     """Wait for @nstarted perf_started events of vcpuperf-cat @c, let the
     workload @w run to its report, give the sampler @settle seconds, then
