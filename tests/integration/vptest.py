@@ -9,6 +9,7 @@ the workload's own /proc readings, /proc/<tid>/status and schedstat, or
 perf stat run side by side.  Nothing here decodes the binary stream:
 vcpuperf-cat does that, and the tests read its JSONL."""
 
+import errno
 import json
 import os
 import signal
@@ -309,15 +310,29 @@ class Cat:
         return [e for e in ev if name is None or e.get("event") == name]
 
 
+# A read of a file vcpuperf-cat is writing on the VM's 9p share (/tmp/out)
+# failed once with ENODATA on Linux 7.2's 9p client (make check, in
+# pmu_pinned_conflict's wait for perf_started): read it again.
+READ_RETRIES = 5
+
+
 def load_jsonl(path):
-    out = []
-    if not os.path.exists(path):
-        return out
-    with open(path) as f:
-        for line in f:
-            if line.endswith("\n"):
-                out.append(json.loads(line))
-    return out
+    """The complete lines of the JSONL file @path (none if it is not
+    there yet), each parsed."""
+    for attempt in range(READ_RETRIES):
+        out = []
+        if not os.path.exists(path):
+            return out
+        try:
+            with open(path) as f:
+                for line in f:
+                    if line.endswith("\n"):
+                        out.append(json.loads(line))
+            return out
+        except OSError as e:
+            if e.errno != errno.ENODATA or attempt == READ_RETRIES - 1:
+                raise
+            time.sleep(0.1)
 
 
 def by_tid(rows):
