@@ -194,11 +194,8 @@ if [ "$(snapshot_global)" != "$before_global" ]; then
 fi
 
 echo
-echo "==== dkms $(dkms --version | sed 's/^dkms-//'): $name/$ver ($(($(date +%s) - t_all))s; logs in $out)"
-{
-	echo "kernel|add, build, install, vermagic, remove|time"
-	for r in "${rows[@]}"; do echo "$r"; done
-} | column -t -s '|'
+vp_table "dkms $(dkms --version | sed 's/^dkms-//'): $name/$ver ($(($(date +%s) - t_all))s; logs in $out)" \
+	"kernel|add, build, install, vermagic, remove|time" "${rows[@]}"
 if [ "$fail" -ne 0 ]; then
 	echo "dkms-test: FAILED"
 	exit 1

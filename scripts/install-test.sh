@@ -221,15 +221,8 @@ else
 	bad "host differs from before the test"
 fi
 
-{
-	echo "==== install-test ($(($(date +%s) - t_all))s; logs in $out)"
-	{
-		echo "kernel|VM|guest checks|time"
-		for r in "${rows[@]}"; do echo "$r"; done
-	} | column -t -s '|'
-	echo "$npass passed, $nfail failed"
-} >"$out/result.log"
-echo
-cat "$out/result.log"
+vp_table_file "$out/result.log" \
+	"install-test ($(($(date +%s) - t_all))s; logs in $out)" \
+	"kernel|VM|guest checks|time" "${rows[@]}"
 [ "$nfail" -eq 0 ] || { echo "install-test: FAILED"; exit 1; }
 echo "install-test: all passed"

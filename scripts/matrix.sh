@@ -315,16 +315,9 @@ run_deferred
 
 # DIR/result.log: the table, then the integration tests summed over the
 # kernels booted, in the "N passed, M failed" form make check sums up.
-{
-	echo "==== matrix ($(($(date +%s) - t_all))s; logs in $out)"
-	{
-		echo "kernel|version|build (W=1)|integration tests|time"
-		for r in "${rows[@]}"; do echo "$r"; done
-	} | column -t -s '|'
-	echo "$npass passed, $nfail failed"
-} >"$out/result.log"
-echo
-cat "$out/result.log"
+vp_table_file "$out/result.log" \
+	"matrix ($(($(date +%s) - t_all))s; logs in $out)" \
+	"kernel|version|build (W=1)|integration tests|time" "${rows[@]}"
 if [ "$fail" -ne 0 ]; then
 	echo "matrix: FAILED"
 	exit 1
