@@ -27,11 +27,9 @@
 # Refuses to run (exit 2) when vcpuperf is already installed for real.
 # Prints "N passed, M failed" (host checks plus the guests'), also in
 # DIR/result.log.  Exit status: 0 all passed, 1 a check failed, 2 cannot run.
-set -euo pipefail
 
-top=$(cd "$(dirname "$0")/.." && pwd)
-# shellcheck source=scripts/result-lib.sh
-. "$top/scripts/result-lib.sh"
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
 out=$top/out/install-test
 while [ $# -gt 0 ]; do
 	case "$1" in

@@ -21,11 +21,9 @@
 # DIR/<kver>/kmod, so objects of different kernels never mix with each other
 # or with the source tree's own build.  Exit status: 0 if every installed
 # kernel built without warnings and passed its tests, 1 otherwise.
-set -euo pipefail
 
-top=$(cd "$(dirname "$0")/.." && pwd)
-# shellcheck source=scripts/result-lib.sh
-. "$top/scripts/result-lib.sh"
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
 out=$top/out/matrix
 quick=""
 list=""
