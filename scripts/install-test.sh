@@ -130,13 +130,7 @@ trap 'exit 130' INT TERM
 npass=0
 nfail=0
 rows=()
-ok() { echo "ok: $*"; npass=$((npass + 1)); }
-bad() { echo "FAIL: $*"; nfail=$((nfail + 1)); }
-check() { # description command...
-	local what=$1
-	shift
-	if "$@"; then ok "$what"; else bad "$what"; fi
-}
+# ok, bad and check: scripts/lib.sh
 t_all=$(date +%s)
 
 # Each make below names its kernel with KVER=; a KDIR inherited from the
