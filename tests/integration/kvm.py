@@ -670,8 +670,9 @@ def real_qemu_guest():
     length on vCPU 0; recorded by vcpuperf-cat --qemu --per-vm
     --emulator-threads and by the systemd unit's vcpuperf-record at once:
     vCPU rows with real instructions_guest and cycles_guest, the guest's
-    user-mode instructions within 2% above the workload's, vCPU 1 near 0
-    while vCPU 0 works, emulator threads apart, the per-VM total equal to
+    user-mode instructions within 2% above the workload's, vCPU 1 without
+    user code and under 10% of an interval while vCPU 0 works, emulator
+    threads apart, the per-VM total equal to
     the vCPUs' sum."""
     check(GUEST_DIR, "VP_GUEST_DIR not set (arm64-check.sh builds the guest)")
     with open(os.path.join(GUEST_DIR, "guest.json")) as f:
@@ -745,15 +746,21 @@ def real_qemu_guest():
           (gu[0], work))
     check(sum(gu.values()) <= 1.02 * work,
           "guest user mode %d, the workload %d" % (sum(gu.values()), work))
-    # While vCPU 0 works (rows where its user mode ran 90% of the
-    # interval), vCPU 1 is halted in the guest's idle loop.
+    # While vCPU 0 works (rows where its user mode ran over half of the
+    # interval), vCPU 1 runs no user code and, in the guest kernel, a small
+    # part of the interval: 8,889 instructions in a row of its idle loop,
+    # but up to 4.0 M in rows while vCPU 0 works
+    # (measured 3.3-4.0 M in each of 3 runs; the guest kernel's own work,
+    # not vcpuperf's: a halted vCPU of the test VMM counts 0 exactly).
     busy = {r["t_mono_ns"] // 100000000 for r in vcpu[0]
             if r["dt_ns"] and
-            (r["instructions_u_guest"] or 0) > 0.9 * r["dt_ns"]}
-    idle = [r["instructions_guest"] for r in vcpu[1]
-            if r["t_mono_ns"] // 100000000 in busy]
-    check(len(busy) >= 2 and idle and max(idle) < 0.001 * 100 * MS,
-          "vCPU 1 while vCPU 0 works (%d rows): %s" % (len(busy), idle))
+            (r["instructions_u_guest"] or 0) > 0.5 * r["dt_ns"]}
+    other = [r for r in vcpu[1] if r["t_mono_ns"] // 100000000 in busy]
+    idle = [r["instructions_guest"] for r in other]
+    check(len(busy) >= 2 and idle and max(idle) < 0.1 * 100 * MS and
+          all(r["instructions_u_guest"] == 0 for r in other),
+          "vCPU 1 while vCPU 0 works (%d rows): %s, user mode %s" %
+          (len(busy), idle, [r["instructions_u_guest"] for r in other]))
     emu = [r for r in rows if r["role"] == "emulator"]
     check(emu and all(r["instructions_guest"] == 0 for r in emu),
           "emulator rows: %d, guest instructions %s" %
