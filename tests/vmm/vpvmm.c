@@ -55,7 +55,7 @@
 #error "vpvmm runs arm64 guests with KVM_ARM_VCPU_INIT: build it for arm64"
 #endif
 
-#define MAX_VCPUS	64
+#define MAX_VCPUS	512		/* arm64 KVM with a GICv3 host */
 #define MAX_PHASES	64
 #define NAME_LEN	16		/* TASK_COMM_LEN */
 
@@ -99,6 +99,7 @@ static int opt_nspecs;
 static const char *opt_ready;
 static const char *opt_report;
 static const char *opt_done;
+static int opt_done_fd = -1;
 static bool opt_wait_go;
 static bool opt_hold;
 static long opt_io_ms;
@@ -148,6 +149,7 @@ static void print_help(FILE *f)
 	fputs("usage: vpvmm [-name guest=NAME[,debug-threads=on]] [-uuid UUID]\n"
 	      "             [--vcpus N] [--phases SPEC]... [--io-ms MS]\n"
 	      "             [--ready FILE] [--report FILE] [--done FILE]\n"
+	      "             [--done-fd N]\n"
 	      "             [--wait-go] [--hold]\n"
 	      "  --vcpus N       vCPU threads 'CPU <n>/KVM' (default 2)\n"
 	      "  --phases SPEC   the phases of vCPU i (the i-th --phases; the last\n"
@@ -161,6 +163,8 @@ static void print_help(FILE *f)
 	      "  --ready FILE    JSON {pid, tids, vcpus, emulator_tids} once named\n"
 	      "  --report FILE   JSON of what every vCPU did, at the end\n"
 	      "  --done FILE     written when every vCPU has run its phases\n"
+	      "  --done-fd N     the same as a line on file descriptor N (a pipe\n"
+	      "                  a caller blocks on: no polling)\n"
 	      "  --wait-go       run the phases only after SIGUSR1\n"
 	      "  --hold          after the phases keep the threads (blocked) until\n"
 	      "                  SIGTERM; the report is written then\n"
@@ -229,14 +233,15 @@ static void parse_phases(struct vcpu *v, const char *spec)
 
 static void parse_args(int argc, char **argv)
 {
-	enum { O_VCPUS = 256, O_PHASES, O_READY, O_REPORT, O_DONE, O_GO,
-	       O_HOLD, O_IO, O_NAME, O_UUID };
+	enum { O_VCPUS = 256, O_PHASES, O_READY, O_REPORT, O_DONE, O_DONE_FD,
+	       O_GO, O_HOLD, O_IO, O_NAME, O_UUID };
 	static const struct option opts[] = {
 		{ "vcpus", required_argument, NULL, O_VCPUS },
 		{ "phases", required_argument, NULL, O_PHASES },
 		{ "ready", required_argument, NULL, O_READY },
 		{ "report", required_argument, NULL, O_REPORT },
 		{ "done", required_argument, NULL, O_DONE },
+		{ "done-fd", required_argument, NULL, O_DONE_FD },
 		{ "wait-go", no_argument, NULL, O_GO },
 		{ "hold", no_argument, NULL, O_HOLD },
 		{ "io-ms", required_argument, NULL, O_IO },
@@ -268,6 +273,9 @@ static void parse_args(int argc, char **argv)
 			break;
 		case O_DONE:
 			opt_done = optarg;
+			break;
+		case O_DONE_FD:
+			opt_done_fd = (int)parse_u64(optarg, "--done-fd");
 			break;
 		case O_GO:
 			opt_wait_go = true;
@@ -466,9 +474,10 @@ static void *vcpu_thread(void *arg)
 		__atomic_store_n(&v->halted_phase, -1, __ATOMIC_RELEASE);
 		p->end_ns = now_ns();
 	}
-	__atomic_store_n(&v->finished, 1, __ATOMIC_RELEASE);
 	/* --hold: stay, blocked, until the process ends at SIGTERM. */
 	pthread_mutex_lock(&lock);
+	__atomic_store_n(&v->finished, 1, __ATOMIC_RELEASE);
+	pthread_cond_broadcast(&cond);
 	while (opt_hold)
 		pthread_cond_wait(&cond, &lock);
 	pthread_mutex_unlock(&lock);
@@ -510,7 +519,7 @@ static void write_file(const char *path, const char *text)
 
 static void write_ready(void)
 {
-	char buf[8192];
+	char buf[16 * MAX_VCPUS + 128];
 	int i, n;
 
 	n = snprintf(buf, sizeof(buf), "{\"pid\": %d, \"tids\": [", getpid());
@@ -609,9 +618,22 @@ static bool all_finished(void)
  */
 static void supervise(void)
 {
+	bool halts = false;
+	int i, j;
+
+	for (i = 0; i < opt_vcpus; i++)
+		for (j = 0; j < vcpus[i].nphases; j++)
+			halts |= vcpus[i].phases[j].kind == PH_HALT;
+	if (!halts) {
+		/* Nothing to wake: sleep until the end (no timer wakeups). */
+		pthread_mutex_lock(&lock);
+		while (!all_finished())
+			pthread_cond_wait(&cond, &lock);
+		pthread_mutex_unlock(&lock);
+		return;
+	}
 	while (!all_finished()) {
 		int64_t now = now_ns();
-		int i;
 
 		for (i = 0; i < opt_vcpus; i++) {
 			struct vcpu *v = &vcpus[i];
@@ -678,6 +700,8 @@ int main(int argc, char **argv)
 	supervise();
 	if (opt_done)
 		write_file(opt_done, "done\n");
+	if (opt_done_fd >= 0 && write(opt_done_fd, "done\n", 5) != 5)
+		die("--done-fd %d: %s", opt_done_fd, strerror(errno));
 	if (opt_hold) {
 		sigset_t term;
 
