@@ -2,12 +2,12 @@
 /*
  * ureader - benchmark: a plain userspace per-thread perf reader.
  *
- * ureader --tids T1,T2,... --events TYPE:CONFIG,... --interval-us N
+ * ureader --tids T1,T2,... --events TYPE:CONFIG[:MODS],... --interval-us N
  *         --duration-ms D [--group] [--out FILE] [--ready FILE]
  *         [--jsonl FILE --pid P --names a,b,...] [--window FILE]
  *
  * Opens one counter per (TID, event) with perf_event_open(2) (pid = TID,
- * cpu = -1).  Every tick of a drift-free CLOCK_MONOTONIC grid
+ * cpu = -1); MODS are vcpuperf's modifier letters u, k, G and H.  Every tick of a drift-free CLOCK_MONOTONIC grid
  * (clock_nanosleep TIMER_ABSTIME) it reads every counter, one read() per
  * fd (value, time_enabled, time_running), and discards the values.  With
  * --group, each TID's events are one group (the first is the leader) read
@@ -75,7 +75,7 @@ static int cmp_u64(const void *a, const void *b)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: ureader --tids T,... --events TYPE:CONFIG,... "
+	fprintf(stderr, "usage: ureader --tids T,... --events TYPE:CONFIG[:ukGH],... "
 		"--interval-us N --duration-ms D [--group] [--out FILE] [--ready FILE]\n"
 		"               [--jsonl FILE --pid P --names a,b,...] [--window FILE]\n");
 	exit(2);
@@ -158,6 +158,35 @@ static int scale(uint64_t value, uint64_t enabled, uint64_t running,
 	return 1;
 }
 
+/*
+ * The modifiers of vcpuperf's event names, as its library sets them: u
+ * (user only), k (kernel only), G (guest only), H (host only).
+ */
+static int set_mods(struct perf_event_attr *a, const char *mods)
+{
+	for (; *mods; mods++) {
+		switch (*mods) {
+		case 'u':
+			a->exclude_kernel = 1;
+			a->exclude_hv = 1;
+			break;
+		case 'k':
+			a->exclude_user = 1;
+			a->exclude_hv = 1;
+			break;
+		case 'G':
+			a->exclude_host = 1;
+			break;
+		case 'H':
+			a->exclude_guest = 1;
+			break;
+		default:
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* Per TID: the previous group read, for deltas. */
 struct prev {
 	uint64_t enabled, running, t_mono, seen;
@@ -224,6 +253,9 @@ int main(int argc, char **argv)
 		attr[nev].config = strtoull(c + 1, NULL, 0);
 		attr[nev].read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
 					PERF_FORMAT_TOTAL_TIME_RUNNING;
+		c = strchr(c + 1, ':');
+		if (c && set_mods(&attr[nev], c + 1))
+			usage();
 		if (group && nev == 0)
 			attr[nev].read_format |= PERF_FORMAT_GROUP;
 		nev++;

@@ -12,8 +12,10 @@
  *
  * Parameters:
  *   tids=T1,T2,...     threads to count (required, up to 4096)
- *   events=TYPE:CONFIG,...  perf type/config pairs (default: software
- *                      task-clock, context-switches, page-faults, cpu-clock)
+ *   events=TYPE:CONFIG[:MODS],...  perf type/config pairs, MODS of
+ *                      u, k, G, H as vcpuperf's event names (default:
+ *                      software task-clock, context-switches, page-faults,
+ *                      cpu-clock)
  *   interval_us=N      read interval (default 100000)
  * Read-only results under /sys/module/vpfloor/parameters/:
  *   kpid ticks missed counters failed late_max_ns late_sum_ns
@@ -46,7 +48,7 @@ module_param_array(tids, int, &nr_tids, 0);
 MODULE_PARM_DESC(tids, "comma list of thread ids");
 static char *events = "1:1,1:3,1:2,1:0";
 module_param(events, charp, 0444);
-MODULE_PARM_DESC(events, "comma list of perf TYPE:CONFIG");
+MODULE_PARM_DESC(events, "comma list of perf TYPE:CONFIG[:MODS]");
 static uint interval_us = 100000;
 module_param(interval_us, uint, 0444);
 MODULE_PARM_DESC(interval_us, "read interval in microseconds");
@@ -119,6 +121,32 @@ static struct perf_event **evs;
 static struct task_struct *worker;
 static u64 sink;
 
+/* vcpuperf's modifier letters: u, k, G (guest only), H (host only). */
+static int vpf_set_mods(struct perf_event_attr *a, const char *mods)
+{
+	for (; *mods; mods++) {
+		switch (*mods) {
+		case 'u':
+			a->exclude_kernel = 1;
+			a->exclude_hv = 1;
+			break;
+		case 'k':
+			a->exclude_user = 1;
+			a->exclude_hv = 1;
+			break;
+		case 'G':
+			a->exclude_host = 1;
+			break;
+		case 'H':
+			a->exclude_guest = 1;
+			break;
+		default:
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 static int vpf_parse(void)
 {
 	char *s, *tok, *buf;
@@ -137,7 +165,7 @@ static int vpf_parse(void)
 		return -ENOMEM;
 	s = buf;
 	while ((tok = strsep(&s, ",")) != NULL) {
-		char *c = strchr(tok, ':');
+		char *c = strchr(tok, ':'), *mods;
 		u32 type;
 		u64 config;
 
@@ -148,6 +176,9 @@ static int vpf_parse(void)
 			break;
 		}
 		*c++ = '\0';
+		mods = strchr(c, ':');
+		if (mods)
+			*mods++ = '\0';
 		if (kstrtou32(tok, 0, &type) || kstrtou64(c, 0, &config)) {
 			ret = -EINVAL;
 			break;
@@ -158,6 +189,10 @@ static int vpf_parse(void)
 		attrs[nr_events].config = config;
 		attrs[nr_events].read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
 					       PERF_FORMAT_TOTAL_TIME_RUNNING;
+		if (mods && vpf_set_mods(&attrs[nr_events], mods)) {
+			ret = -EINVAL;
+			break;
+		}
 		nr_events++;
 	}
 	kfree(buf);
