@@ -22,6 +22,8 @@
 
 /* Timer slack of the sampler's sleep: well under the 1 ms minimum. */
 #define VP_SLACK_NS	(10 * NSEC_PER_USEC)
+/* In lazy mode the pass may wait up to this part of the interval. */
+#define VP_LAZY_SLACK_DIV	2
 
 /*
  * One pass over every target (pass.c).  With a thousand targets a pass can
@@ -42,8 +44,26 @@ static void vp_sample_pass(struct vp_coll *c, u64 grid)
 	vp_ring_defer_wake(&c->ring, false);
 }
 
-/* One turn of the loop; returns the deadline to sleep to, 0 for none. */
-static u64 vp_sampler_turn(struct vp_coll *c)
+/*
+ * How late the sampler's wake-up may come.  In lazy mode (no thread is
+ * interrupted for a read) a jiffy: the scheduler tick comes at least that
+ * often on a busy CPU, so the pass starts in the tick's own interrupt and
+ * adds none, and with it no VM exit of a guest running there; the rows
+ * stay exact (each has its own read time), only later by up to a jiffy.
+ * The other modes read close to the grid point.
+ */
+static u64 vp_sampler_slack(struct vp_coll *c)
+{
+	if (vp_read_mode(c) != VCPUPERF_READ_LAZY)
+		return VP_SLACK_NS;
+	return min_t(u64, TICK_NSEC, c->interval_ns / VP_LAZY_SLACK_DIV);
+}
+
+/*
+ * One turn of the loop; returns the deadline to sleep to, 0 for none, and
+ * in @slack how late it may be.
+ */
+static u64 vp_sampler_turn(struct vp_coll *c, u64 *slack)
 {
 	u64 now, deadline, tick, interval;
 
@@ -68,6 +88,7 @@ static u64 vp_sampler_turn(struct vp_coll *c)
 		c->tick = tick;
 		deadline = c->grid_base + (c->tick + 1) * interval;
 	}
+	*slack = vp_sampler_slack(c);
 	mutex_unlock(&c->lock);
 	return deadline;
 }
@@ -77,10 +98,10 @@ static int vp_sampler_fn(void *data)
 	struct vp_coll *c = data;
 
 	while (!kthread_should_stop()) {
-		u64 deadline;
+		u64 deadline, slack = VP_SLACK_NS;
 
 		atomic_set(&c->kick, 0);
-		deadline = vp_sampler_turn(c);
+		deadline = vp_sampler_turn(c, &slack);
 		set_current_state(TASK_INTERRUPTIBLE);
 		if (kthread_should_stop() || atomic_read(&c->kick)) {
 			__set_current_state(TASK_RUNNING);
@@ -90,7 +111,7 @@ static int vp_sampler_fn(void *data)
 			ktime_t kt = ns_to_ktime(deadline);
 
 			if (ktime_get_ns() < deadline)
-				schedule_hrtimeout_range(&kt, VP_SLACK_NS,
+				schedule_hrtimeout_range(&kt, slack,
 							 HRTIMER_MODE_ABS);
 			__set_current_state(TASK_RUNNING);
 		} else {
