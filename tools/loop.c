@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,9 +34,16 @@
  */
 #define VC_SPURIOUS_MAX		2
 #define VC_IDLE_SLEEP_NS	(5 * VP_NS_PER_MS)
-/* Paced reads: due this share of an interval after the next grid point. */
-#define VC_PACE_MARGIN_DIV	2
+/*
+ * Paced reads: due this share of an interval after the next grid point,
+ * and allowed to come up to VC_PACE_SLACK_DIV of one later (timer slack):
+ * the kernel then ends the sleep in an interrupt that comes anyway (the
+ * scheduler tick, at most 10 ms apart) instead of one of its own.
+ */
+#define VC_PACE_MARGIN_DIV	4
 #define VC_PACE_MARGIN_MAX_NS	(500 * VP_NS_PER_MS)
+#define VC_PACE_SLACK_DIV	2
+#define VC_PACE_SLACK_MAX_NS	(20 * VP_NS_PER_MS)
 /*
  * The textfile is rewritten when the stream runs dry (after each
  * sampling pass) and while it does not, but never more often than this.
@@ -187,7 +195,7 @@ static bool vc_pace(struct vc_loop *l, __u64 now)
 {
 	struct vc_decoder *d = l->d;
 	struct timespec ts;
-	__u64 due, margin;
+	__u64 due, margin, slack;
 
 	if (l->ctl < 0 || l->stopping || !d->grid_ns || !d->interval_ns ||
 	    l->paced_empty)
@@ -200,6 +208,12 @@ static bool vc_pace(struct vc_loop *l, __u64 now)
 		due += d->interval_ns;
 	if (l->deadline && due > l->deadline)
 		due = l->deadline;
+	slack = d->interval_ns / VC_PACE_SLACK_DIV;
+	if (slack > VC_PACE_SLACK_MAX_NS)
+		slack = VC_PACE_SLACK_MAX_NS;
+	if (slack != l->slack_ns &&
+	    !prctl(PR_SET_TIMERSLACK, (unsigned long)slack, 0, 0, 0))
+		l->slack_ns = slack;
 	ts.tv_sec = (time_t)(due / VP_NS_PER_S);
 	ts.tv_nsec = (long)(due % VP_NS_PER_S);
 	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);

@@ -32,6 +32,7 @@ struct vc_prom;
  * @spurious:	reads in a row that found nothing after poll said ready
  * @paced:	the last wait was a paced sleep (no wake-up asked for)
  * @paced_empty: ... and the read after it found nothing
+ * @slack_ns:	the timer slack set last for paced sleeps (0: the default)
  * @prom:	the textfile to rewrite, or NULL
  * @prom_at:	when it was last written
  * @status:	show the live status line on standard error
@@ -54,6 +55,7 @@ struct vc_loop {
 	int spurious;
 	bool paced;
 	bool paced_empty;
+	__u64 slack_ns;
 	struct vc_prom *prom;
 	__u64 prom_at;
 	bool status;
