@@ -179,6 +179,32 @@ static u32 vp_sample_drop_errors(struct vp_target *t,
 }
 
 /*
+ * Is @task off every CPU, and how many times has it been switched out?
+ * A thread that ran since an earlier look has been switched out since
+ * (its switch count moved) or is on a CPU now: on_cpu is cleared only
+ * after the switch that counted (release in finish_task_switch()), so it
+ * is read first, with acquire.
+ */
+static bool vp_task_off_cpu(struct task_struct *task, unsigned long *csw)
+{
+	/* Pairs with the release of on_cpu in finish_task_switch(). */
+	bool off = !smp_load_acquire(&task->on_cpu);
+
+	*csw = READ_ONCE(task->nvcsw) + READ_ONCE(task->nivcsw);
+	return off;
+}
+
+/* @sum = @a + @b, every field: a cumulative value from base and last. */
+static void vp_count_sum(struct vcpuperf_count *sum,
+			 const struct vcpuperf_count *a,
+			 const struct vcpuperf_count *b)
+{
+	sum->value = a->value + b->value;
+	sum->enabled = a->enabled + b->enabled;
+	sum->running = a->running + b->running;
+}
+
+/*
  * The counts of a sample relative to each counter's base: what a counter
  * of this target's own would read (the counter may be shared, shared.c).
  */
@@ -241,6 +267,8 @@ bool vp_sample_values(struct vp_coll *c, struct vp_target *t,
 	u32 counting = 0, i;
 
 	lockdep_assert_held(&c->lock);
+	/* Read at another time than a direct read: nothing to keep. */
+	t->idle_known = false;
 	s = vp_rec_begin(c, VCPUPERF_REC_SAMPLE,
 			 struct_size(s, counts, t->nr_events), t->tid);
 	s->rec.t_mono_ns = t_mono;
@@ -312,6 +340,8 @@ bool vp_sample_target(struct vp_coll *c, struct vp_target *t, u32 flags)
 {
 	u32 counting = 0, exited = 0, i;
 	struct vcpuperf_sample *s;
+	unsigned long csw;
+	bool off, same;
 	u64 t0, t1;
 
 	lockdep_assert_held(&c->lock);
@@ -319,16 +349,32 @@ bool vp_sample_target(struct vp_coll *c, struct vp_target *t, u32 flags)
 	s = vp_rec_begin(c, VCPUPERF_REC_SAMPLE,
 			 struct_size(s, counts, t->nr_events), t->tid);
 	t0 = s->rec.t_mono_ns;
+	off = vp_task_off_cpu(t->task, &csw);
+	same = off && t->idle_known && csw == t->idle_csw;
 	for (i = 0; i < t->nr_events; i++) {
 		struct vp_counter *ctr = &t->counters[i];
 
 		if (!ctr->event)
 			continue;
 		counting |= BIT(i);
-		vp_counter_read(ctr, &s->counts[i]);
+		if (same)
+			vp_count_sum(&s->counts[i], &ctr->base, &ctr->last);
+		else
+			vp_counter_read(ctr, &s->counts[i]);
 		if (vp_counter_exited(ctr))
 			exited |= BIT(i);
 	}
 	t1 = ktime_get_ns();
+	if (same) {
+		c->reads.unchanged++;
+	} else {
+		unsigned long after;
+
+		/* Off every CPU throughout: the values hold until it runs. */
+		t->idle_known = t->idle_able && off &&
+				vp_task_off_cpu(t->task, &after) &&
+				after == csw;
+		t->idle_csw = csw;
+	}
 	return vp_sample_finish(c, t, s, counting, exited, t1 - t0, flags);
 }

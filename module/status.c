@@ -76,6 +76,8 @@ static void vp_status_reads(struct seq_file *m, struct vp_coll *c)
 	seq_printf(m, "read fallbacks: %llu timeout, %llu switched out, %llu pending, %llu kthread, %llu exiting, %llu user worker\n",
 		   r->fb_timeout, r->fb_switched, r->fb_pending, r->fb_kthread,
 		   r->fb_exiting, r->fb_user_worker);
+	seq_printf(m, "read unchanged: %llu of the direct (off every CPU since the last read: values kept)\n",
+		   r->unchanged);
 }
 
 static void vp_status_owner(struct seq_file *m, struct vp_coll *c)

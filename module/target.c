@@ -131,8 +131,15 @@ void vp_target_start(struct vp_coll *c, struct vp_target *t)
 	u32 i;
 
 	lockdep_assert_held(&c->lock);
-	for (i = 0; i < t->nr_events; i++)
+	t->idle_able = true;
+	for (i = 0; i < t->nr_events; i++) {
 		vp_counter_create(&t->counters[i], &t->events[i], t->task);
+		if (t->events[i].type == PERF_TYPE_TRACEPOINT ||
+		    !(vp_is_pmu_event(t->events[i].type) ||
+		      t->events[i].type == PERF_TYPE_SOFTWARE))
+			t->idle_able = false;
+	}
+	t->idle_known = false;
 	t->runtime_at_start = READ_ONCE(t->task->se.sum_exec_runtime);
 	if (t->sr)
 		vp_selfread_set_events(t->sr, t->counters, t->nr_events);

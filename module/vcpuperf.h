@@ -120,6 +120,11 @@ struct vp_group {
  * @proc_own:	its own counters count for its process's totals (a vCPU
  *		thread of a process_totals group, which holds no inherited
  *		counter: process.c)
+ * @idle_able:	every event counts only while its thread runs (no
+ *		tracepoint: those count for a thread woken by another)
+ * @idle_known:	the last sample was a direct read of the thread off every
+ *		CPU, its switch count then in @idle_csw (sample.c)
+ * @idle_csw:	nvcsw + nivcsw at that read
  *
  * Every field is protected by the collection's vp_coll.lock.
  */
@@ -147,6 +152,9 @@ struct vp_target {
 	u64 self_grid;
 	u64 runtime_at_start;
 	bool proc_own;
+	bool idle_able;
+	bool idle_known;
+	unsigned long idle_csw;
 };
 
 /**
@@ -165,6 +173,8 @@ struct vp_target {
  * @fb_user_worker: read directly: a user worker that never runs task
  *		work (vhost's, Linux 6.4 on)
  * @self_ns:	time threads spent reading themselves, of ended targets
+ * @unchanged:	of @direct, threads off every CPU since their last direct
+ *		read: its values were kept, nothing was read
  */
 struct vp_read_stats {
 	u64 direct;
@@ -177,6 +187,7 @@ struct vp_read_stats {
 	u64 fb_exiting;
 	u64 fb_user_worker;
 	u64 self_ns;
+	u64 unchanged;
 };
 
 /**
