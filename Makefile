@@ -17,6 +17,8 @@
 #   make arm64-check  the real-PMU and real-KVM tests on the arm64 bed
 #                   (Debian's arm64 kernel under qemu-system-aarch64;
 #                   in make check)
+#   make bench-arm64  the benchmark on the arm64 bed: every collector's
+#                   cost in instructions and VM exits (bench/README.md)
 #
 # KDIR defaults to the running kernel's build tree; on a machine without a
 # module-capable running kernel (CI, this project's build hosts) it falls
@@ -35,7 +37,7 @@ kdir = $(if $(KDIR),$(KDIR),$(if $(kver),/lib/modules/$(kver)/build))
 
 .PHONY: print-kver all module tool setup setup-demo check fresh-test demo clean fuzz kunit bench bench-smoke matrix dkms-test \
 	install install-module install-files uninstall uninstall-module uninstall-files install-test \
-	stress arm64-check demo-arm64 setup-demo-arm64 check-host check-vm
+	stress arm64-check bench-arm64 demo-arm64 setup-demo-arm64 check-host check-vm
 
 all: module tool
 
@@ -93,6 +95,9 @@ matrix: setup
 
 arm64-check: setup
 	scripts/arm64-check.sh
+
+bench-arm64: setup
+	scripts/bench-arm64.sh
 
 dkms-test: setup
 	scripts/dkms-test.sh

@@ -1,0 +1,422 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""vcpuperf benchmark on the arm64 bed, guest side: run as root in the bed
+(scripts/bench-arm64.sh boots it, one emulated CPU, -icount shift=0) from
+the repository root.
+
+    arm64.py [--smoke] [--passes N] --out DIR
+
+Under -icount shift=0 one instruction is one nanosecond of virtual time,
+and the bed has one CPU: a task's CPU time (schedstat) is the number of
+instructions it executed, so every cost below is an instruction count and
+repeats from run to run.
+
+For every configuration (vCPU threads x events x interval) and every
+collector, one run: the test VMM (tests/vmm/vpvmm) starts its vCPU threads
+'CPU <n>/KVM' and holds them before the guest; the collector attaches and
+produces; then the vCPUs run a fixed amount of guest code (a loop of known
+length each, the same in every run) and stop; the run's window is from
+"go" to the last vCPU's end.  Measured over the window:
+
+  module  the sampler kthread (vcpuperf/N, vpfloor) and the self-reads
+          in the target threads (vcpuperf's status file)
+  target  the vCPU threads' CPU time above the same work's without any
+          collector (perf's context switches, reads, exits), less the
+          self-reads counted as module
+  tool    the collector process's CPU time (vcpuperf-cat, perf stat,
+          ureader; perf's and ureader's system calls are theirs)
+  exits   KVM's exit counters of the VM (debugfs, every vCPU's sum) above
+          the rate of the run without a collector, per vCPU per tick,
+          with the reasons KVM counts (the rest is interrupts)
+
+Collectors: vcpuperf-cat --qemu in each read mode (direct, kick, lazy),
+perf stat -I per thread, plain and grouped, bench/ureader (one read per
+counter, one PERF_FORMAT_GROUP read per thread, the latter also writing
+vcpuperf-cat's JSONL rows), and the in-kernel floor (bench/floor).
+Writes DIR/arm64.json; exits 1 only on breakage, never on a figure."""
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench as xb  # noqa: E402  (status file parser, schedstat, kthreads)
+
+CAT = os.environ["VP_CAT"]
+VPKO = os.environ["VP_MODULE"]
+VMM = os.environ["VP_VMM"]
+UREADER = os.environ["VP_UREADER"]
+FLOORKO = os.environ["VP_FLOOR"]
+KVM_DEBUGFS = "/sys/kernel/debug/kvm"
+UUID = "5a1e0000-0000-4000-8000-00000000be0c"
+
+# (name, perf type, config, modifiers).  The PMU has 7 counters (6 + the
+# cycle counter) and implements cycles and instructions: the 8-event set
+# fills it with 7 distinct hardware events, the 4-event set has 3.
+HW = [("instructions", 0, 1, ""), ("cycles", 0, 0, ""),
+      ("instructions:G", 0, 1, "G"), ("cycles:G", 0, 0, "G"),
+      ("instructions:u", 0, 1, "u"), ("instructions:k", 0, 1, "k"),
+      ("cycles:H", 0, 0, "H")]
+SW = [("context-switches", 1, 3, "")]
+EVENTS = {4: HW[:3] + SW, 8: HW + SW}
+
+# (vCPU threads, events, interval ms, guest instructions per run)
+FULL = [(n, e, ms, (400 if ms == 10 else 1500) * 1000000)
+        for n in (8, 64, 256) for e in (4, 8) for ms in (10, 100)]
+SMOKE = [(8, 4, 100, 400000000), (64, 8, 10, 200000000)]
+VP_MODES = ["direct", "kick", "lazy"]
+COLLECTORS = ["none"] + ["vcpuperf-" + m for m in VP_MODES] + [
+    "perf", "perf-group", "ureader", "ureader-group", "ureader-group-jsonl",
+    "floor"]
+
+problems = []
+
+
+def log(*a):
+    print("bench-arm64:", *a, flush=True)
+
+
+def key(name):
+    """vcpuperf-cat's row key of an event name (instructions:G ->
+    instructions_guest)."""
+    base, _, mods = name.partition(":")
+    k = base.replace("-", "_")
+    plain = "".join(m for m in mods if m not in "GH")
+    if plain:
+        k += "_" + plain
+    if "G" in mods:
+        k += "_guest"
+    if "H" in mods:
+        k += "_host"
+    return k
+
+
+def threads_cpu(pid):
+    return xb.task_cpu_ns(pid)
+
+
+def kvm_stats(pid):
+    """KVM's counters of the VM of process @pid, every vCPU's sum."""
+    out = {}
+    for d in os.listdir(KVM_DEBUGFS):
+        if d.split("-")[0] != str(pid):
+            continue
+        path = os.path.join(KVM_DEBUGFS, d)
+        for f in os.listdir(path):
+            p = os.path.join(path, f)
+            if not os.path.isfile(p):
+                continue
+            try:
+                with open(p) as fh:
+                    out[f] = int(fh.read().split()[0])
+            except (OSError, ValueError, IndexError):
+                pass
+    return out
+
+
+class Vmm:
+    """vpvmm with @n vCPUs, each to run a loop of @iters (2N + 6 guest
+    instructions), held until go()."""
+
+    def __init__(self, n, iters, tag):
+        self.dir = "/tmp/bench-vmm"
+        os.makedirs(self.dir, exist_ok=True)
+        self.ready = os.path.join(self.dir, "ready")
+        self.report = os.path.join(self.dir, "report")
+        for f in (self.ready, self.report):
+            if os.path.exists(f):
+                os.unlink(f)
+        # The end comes down a pipe: the driver blocks on it, and wakes
+        # nothing (no polling) while the window is measured.
+        self.done_r, done_w = os.pipe()
+        self.p = subprocess.Popen(
+            [VMM, "-name", "guest=%s,debug-threads=on" % tag, "-uuid", UUID,
+             "--vcpus", str(n), "--phases", "loop:%d" % iters, "--wait-go",
+             "--hold", "--ready", self.ready, "--done-fd", str(done_w),
+             "--report", self.report], pass_fds=(done_w,))
+        os.close(done_w)
+        deadline = time.time() + 120
+        while not os.path.exists(self.ready):
+            if self.p.poll() is not None or time.time() > deadline:
+                raise RuntimeError("vpvmm did not start (rc %s)" %
+                                   self.p.poll())
+            time.sleep(0.05)
+        with open(self.ready) as f:
+            info = json.load(f)
+        self.pid, self.tids = info["pid"], info["tids"]
+
+    def go(self):
+        os.kill(self.pid, signal.SIGUSR1)
+
+    def wait_done(self, timeout):
+        ready, _, _ = select.select([self.done_r], [], [], timeout)
+        if not ready or os.read(self.done_r, 16) != b"done\n":
+            raise RuntimeError("vpvmm did not finish (rc %s)" %
+                               self.p.poll())
+
+    def stop(self):
+        os.close(self.done_r)
+        if self.p.poll() is None:
+            self.p.send_signal(signal.SIGTERM)
+            try:
+                self.p.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
+        if not os.path.exists(self.report):
+            return None
+        with open(self.report) as f:
+            return json.load(f)
+
+
+class Collector:
+    """One collector on the VMM's vCPU threads: start(), ready(),
+    snap() (CPU of the tool and of the module), stop()."""
+
+    def __init__(self, kind, vmm, events, ims, tag):
+        self.kind, self.vmm, self.events, self.ims = kind, vmm, events, ims
+        self.tag = tag
+        self.p = None
+        self.coll = None
+        self.out = "/tmp/bench-%s" % kind
+        self.err = open("/tmp/bench-child.err", "w+")
+        for suffix in ("", ".rows", ".events", ".ready", ".sum"):
+            if os.path.exists(self.out + suffix):
+                os.unlink(self.out + suffix)
+
+    def start(self):
+        names = [e[0] for e in self.events]
+        tids = ",".join(map(str, self.vmm.tids))
+        spec = ",".join("%d:%d%s" % (t, c, ":" + m if m else "")
+                        for _, t, c, m in self.events)
+        k = self.kind
+        if k == "none":
+            return
+        if k.startswith("vcpuperf-"):
+            argv = [CAT, "--qemu", str(self.vmm.pid), "--interval",
+                    "%dms" % self.ims, "--events", ",".join(names), "--read",
+                    k.split("-", 1)[1], "-o", self.out + ".rows",
+                    "--events-out", self.out + ".events", "-q"]
+        elif k.startswith("perf"):
+            ev = ",".join(names)
+            if k == "perf-group":
+                ev = "{%s}" % ev
+            argv = ["perf", "stat", "--per-thread", "-t", tids, "-I",
+                    str(self.ims), "-j", "-e", ev, "-o", self.out + ".rows"]
+        elif k.startswith("ureader"):
+            argv = [UREADER, "--tids", tids, "--events", spec,
+                    "--interval-us", str(self.ims * 1000), "--duration-ms",
+                    "3600000", "--ready", self.out + ".ready", "--out",
+                    self.out + ".sum"]
+            if k != "ureader":
+                argv.append("--group")
+            if k == "ureader-group-jsonl":
+                argv += ["--jsonl", self.out + ".rows", "--pid",
+                         str(self.vmm.pid), "--names",
+                         ",".join(key(n) for n in names)]
+        elif k == "floor":
+            if os.path.isdir("/sys/module/vpfloor"):
+                xb.sh("rmmod vpfloor")
+            xb.sh("insmod %s tids=%s events=%s interval_us=%d" %
+                  (FLOORKO, tids, spec, self.ims * 1000))
+            self.kpid = int(self.par("kpid"))
+            return
+        self.p = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
+                                  stderr=self.err)
+
+    def par(self, n):
+        with open("/sys/module/vpfloor/parameters/" + n) as f:
+            return f.read().strip()
+
+    def ready(self):
+        k = self.kind
+        if k == "none":
+            return True
+        if k == "floor":
+            return int(self.par("ticks")) >= 2
+        if self.p.poll() is not None:
+            raise RuntimeError("%s exited %d: %s" % (
+                k, self.p.returncode, self.stderr()))
+        if k.startswith("ureader"):
+            return os.path.exists(self.out + ".ready")
+        if k.startswith("perf"):
+            return xb.file_has(self.out + ".rows", b'"interval"')
+        if not xb.file_has(self.out + ".rows", b'"t_mono_ns"'):
+            return False
+        if self.coll is None:
+            self.coll = xb.find_collection(self.p.pid)
+        return True
+
+    def stderr(self):
+        self.err.seek(0)
+        return self.err.read()[-800:]
+
+    def snap(self):
+        """{tool, kthread, self} CPU ns so far."""
+        s = {"tool": 0, "kthread": 0, "self": 0}
+        if self.kind == "floor":
+            s["kthread"] = xb.schedstat_ns(self.kpid) or 0
+        elif self.p is not None:
+            s["tool"] = threads_cpu(self.p.pid) or 0
+            if self.coll and self.coll.get("kpid"):
+                s["kthread"] = xb.schedstat_ns(self.coll["kpid"]) or 0
+        return s
+
+    def status(self):
+        if self.coll and self.coll.get("id") is not None:
+            return xb.status(self.coll["id"]) or {}
+        return {}
+
+    def stop(self):
+        """Stop; the number of rows (vcpuperf, ureader JSONL) or
+        intervals (perf) it wrote."""
+        k = self.kind
+        if k == "none":
+            return None
+        if k == "floor":
+            n = int(self.par("ticks"))
+            xb.sh("rmmod vpfloor")
+            return n
+        if self.p.poll() is None:
+            self.p.send_signal(signal.SIGINT if k.startswith("perf")
+                               else signal.SIGTERM)
+            try:
+                self.p.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
+        rc = self.p.returncode
+        if rc not in (0, -signal.SIGINT, -signal.SIGTERM, 130, 143):
+            problems.append("%s: rc %d: %s" % (self.tag, rc, self.stderr()))
+        n = 0
+        if os.path.exists(self.out + ".rows"):
+            with open(self.out + ".rows", "rb") as f:
+                n = sum(1 for _ in f)
+        return n
+
+
+def run(cfg, kind, tag):
+    n, ne, ims, work = cfg
+    events = EVENTS[ne]
+    iters = (work // n - 6) // 2
+    vmm = Vmm(n, iters, "bench")
+    c = Collector(kind, vmm, events, ims, tag)
+    try:
+        c.start()
+        deadline = time.time() + 300
+        while not c.ready():
+            if time.time() > deadline:
+                raise RuntimeError("%s: no output in 300 s" % kind)
+            time.sleep(0.05)
+        # Two intervals of steady collection before the window.
+        time.sleep(2 * ims / 1000.0)
+        st1 = c.status()
+        k1, s1, v1 = kvm_stats(vmm.pid), c.snap(), threads_cpu(vmm.pid)
+        t1 = time.monotonic_ns()
+        vmm.go()
+        vmm.wait_done(3600)
+        t2 = time.monotonic_ns()
+        v2, s2, k2 = threads_cpu(vmm.pid), c.snap(), kvm_stats(vmm.pid)
+        st2 = c.status()
+    finally:
+        rows = c.stop()
+        rep = vmm.stop()
+    if not rep or not all(v["finished"] for v in rep["vcpus"]):
+        raise RuntimeError("the VM did not run its work")
+    guest = sum(v["guest_instructions"] for v in rep["vcpus"])
+    res = dict(kind=kind, window_ns=t2 - t1, guest_instructions=guest,
+               vmm_ns=v2 - v1, tool_ns=s2["tool"] - s1["tool"],
+               kthread_ns=s2["kthread"] - s1["kthread"],
+               kvm={k: k2[k] - k1.get(k, 0) for k in k2}, rows=rows)
+    if st1 and st2:
+        res["self_ns"] = (st2.get("self_us", 0) - st1.get("self_us", 0)) \
+            * 1000
+        res["status"] = {k: st2.get(k, 0) - st1.get(k, 0) for k in (
+            "passes", "missed", "produced", "dropped", "direct", "self",
+            "kicks")}
+        res["status"]["mode_now"] = st2.get("mode_now")
+        if res["status"]["dropped"]:
+            problems.append("%s: %d records dropped" %
+                            (tag, res["status"]["dropped"]))
+    # ureader without JSONL writes nothing while it runs: its CPU time
+    # in the window says that it read.
+    if kind in ("ureader", "ureader-group") and not res["tool_ns"] or \
+            kind not in ("none", "ureader", "ureader-group") and not rows:
+        problems.append("%s: no output" % tag)
+    return res
+
+
+def main():
+    smoke = "--smoke" in sys.argv
+    out = sys.argv[sys.argv.index("--out") + 1]
+    passes = int(sys.argv[sys.argv.index("--passes") + 1]) \
+        if "--passes" in sys.argv else (1 if smoke else 2)
+    configs = SMOKE if smoke else FULL
+    only = os.environ.get("VP_BENCH_ONLY")
+    if only:
+        configs = [c for c in configs
+                   if "%dx%dx%dms" % c[:3] in only.split(",")]
+    xb.raise_nofile()
+    mark = len(xb.sh("dmesg").splitlines())
+    t_start = time.monotonic()
+    result = dict(mode="smoke" if smoke else "full", passes=passes,
+                  kernel=os.uname().release, nproc=os.cpu_count(),
+                  perf=xb.sh("perf --version").strip(),
+                  events={str(k): [e[0] for e in v]
+                          for k, v in EVENTS.items()},
+                  collectors=COLLECTORS, configs=[])
+    if os.path.isdir("/sys/module/vcpuperf"):
+        xb.sh("rmmod vcpuperf")
+    xb.sh("insmod %s" % VPKO)
+    for cfg in configs:
+        n, ne, ims, work = cfg
+        name = "%dx%dx%dms" % (n, ne, ims)
+        c = dict(name=name, vcpus=n, events=ne, interval_ms=ims,
+                 guest_instructions=work, passes=[])
+        result["configs"].append(c)
+        for p in range(passes):
+            runs = {}
+            for kind in COLLECTORS:
+                tag = "%s.%s.%d" % (name, kind, p)
+                t0 = time.monotonic()
+                try:
+                    runs[kind] = run(cfg, kind, tag)
+                except Exception as e:  # noqa: BLE001
+                    problems.append("%s: %r" % (tag, e))
+                    continue
+                r = runs[kind]
+                log("%-12s %-20s pass %d: %.1f s wall, window %.3f s, "
+                    "vmm %.1f M, tool %.2f M, kthread %.2f M, exits %d" %
+                    (name, kind, p, time.monotonic() - t0,
+                     r["window_ns"] / 1e9, r["vmm_ns"] / 1e6,
+                     r["tool_ns"] / 1e6, r["kthread_ns"] / 1e6,
+                     r["kvm"].get("exits", -1)))
+            c["passes"].append(runs)
+            with open(os.path.join(out, "arm64.json"), "w") as f:
+                json.dump(result, f, indent=1)
+    try:
+        xb.sh("rmmod vcpuperf")
+    except Exception as e:  # noqa: BLE001
+        problems.append("rmmod vcpuperf: %r" % e)
+    lines = xb.sh("dmesg").splitlines()[mark:]
+    bad = [ln for ln in lines if any(b in ln for b in (
+        "WARNING:", "BUG:", "Oops", "Call trace", "Call Trace"))]
+    if bad:
+        problems.append("kernel log: " + "\n".join(bad[:20]))
+    result["bench_seconds"] = time.monotonic() - t_start
+    result["problems"] = problems + xb.problems
+    with open(os.path.join(out, "arm64.json"), "w") as f:
+        json.dump(result, f, indent=1)
+    log("done in %.1f s, %d problem(s)" % (result["bench_seconds"],
+                                           len(result["problems"])))
+    for p in result["problems"]:
+        log("PROBLEM:", p)
+    return 1 if result["problems"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,254 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""The arm64 bed benchmark's report (scripts/bench-arm64.sh):
+
+    arm64_report.py ARM64_JSON[,ARM64_JSON...] META_JSON OUTDIR
+
+Reads what bench/arm64.py measured and writes OUTDIR/arm64.json (every
+figure, both passes) and OUTDIR/arm64.md: per configuration and collector
+the instructions per sample by share (module, target, tool) and the VM
+exits per vCPU per tick the collector caused, with their reasons, each
+the mean of the passes with the passes' largest disagreement; then the
+goals of issue 23, each met or not."""
+
+import json
+import sys
+
+# KVM's arm64 exit counters (debugfs, one file each); "exits" counts them
+# all, the rest of it is interrupts (a timer, an IPI).
+REASONS = ["hvc_exit_stat", "wfe_exit_stat", "wfi_exit_stat",
+           "mmio_exit_user", "mmio_exit_kernel"]
+SHARES = ["module", "target", "tool"]
+
+
+def figures(cfg, runs):
+    """{collector: {module, target, tool, total (instructions per sample),
+    exits, reasons (per vCPU per tick), ticks}} of one pass."""
+    base = runs.get("none")
+    if not base:
+        return {}
+    ivn = cfg["interval_ms"] * 1e6
+    out = {}
+    for kind, r in runs.items():
+        if kind == "none":
+            continue
+        ticks = r["window_ns"] / ivn
+        samples = ticks * cfg["vcpus"] * cfg["events"]
+        self_ns = r.get("self_ns", 0)
+        f = dict(module=(r["kthread_ns"] + self_ns) / samples,
+                 target=(r["vmm_ns"] - base["vmm_ns"] - self_ns) / samples,
+                 tool=r["tool_ns"] / samples, ticks=ticks,
+                 window_s=r["window_ns"] / 1e9)
+        f["total"] = f["module"] + f["target"] + f["tool"]
+        # The exits KVM counts by reason come with the work (the MMIO
+        # exits between phases), the rest (interrupts) with time: the
+        # run without a collector's rate over this run's window.
+        scale = r["window_ns"] / base["window_ns"]
+        per = cfg["vcpus"] * ticks
+
+        def irq(run):
+            return run["kvm"].get("exits", 0) - sum(run["kvm"].get(k, 0)
+                                                    for k in REASONS)
+        f["reasons"] = {k: (r["kvm"].get(k, 0) - base["kvm"].get(k, 0)) /
+                        per for k in REASONS}
+        f["reasons"]["interrupt"] = (irq(r) - irq(base) * scale) / per
+        f["exits"] = sum(f["reasons"].values())
+        if "status" in r:
+            f["mode"] = r["status"].get("mode_now")
+            f["self_reads"] = r["status"].get("self")
+            f["kicks"] = r["status"].get("kicks")
+        f["base_exits_per_vcpu_tick"] = base["kvm"].get("exits", 0) * scale \
+            / per
+        out[kind] = f
+    return out
+
+
+def spread(vals):
+    """The passes' largest disagreement, relative to their mean."""
+    vals = [v for v in vals if v is not None]
+    if len(vals) < 2:
+        return None
+    m = sum(vals) / len(vals)
+    return (max(vals) - min(vals)) / abs(m) if m else 0.0
+
+
+def combine(per_pass):
+    kinds = sorted(set().union(*[set(p) for p in per_pass]),
+                   key=lambda k: order(k))
+    out = {}
+    for k in kinds:
+        ps = [p[k] for p in per_pass if k in p]
+        c = {}
+        for name in SHARES + ["total", "exits"]:
+            vals = [p[name] for p in ps]
+            c[name] = sum(vals) / len(vals)
+            c[name + "_passes"] = vals
+            c[name + "_spread"] = spread(vals)
+        c["reasons"] = {r: sum(p["reasons"][r] for p in ps) / len(ps)
+                        for r in ps[0]["reasons"]}
+        for extra in ("mode", "self_reads", "kicks", "ticks", "window_s"):
+            if extra in ps[0]:
+                c[extra] = ps[0][extra]
+        out[k] = c
+    return out
+
+
+ORDER = ["vcpuperf-direct", "vcpuperf-kick", "vcpuperf-lazy", "perf",
+         "perf-group", "ureader", "ureader-group", "ureader-group-jsonl",
+         "floor"]
+
+
+def order(k):
+    return ORDER.index(k) if k in ORDER else len(ORDER)
+
+
+def default_mode(ims):
+    """vcpuperf's default (auto) read mode at this interval: lazy from
+    50 ms, kick below."""
+    return "lazy" if ims >= 50 else "kick"
+
+
+def pct(x):
+    return "-" if x is None else "%.1f%%" % (100 * x)
+
+
+def load_runs(paths):
+    """One result of several runs (boots): each configuration's passes
+    from every run, in order."""
+    runs = [json.load(open(p)) for p in paths.split(",")]
+    vm = runs[0]
+    by_name = {c["name"]: c for c in vm["configs"]}
+    for other in runs[1:]:
+        vm["passes"] += other["passes"]
+        vm["problems"] = vm.get("problems", []) + other.get("problems", [])
+        vm["bench_seconds"] = max(vm.get("bench_seconds") or 0,
+                                  other.get("bench_seconds") or 0)
+        for c in other["configs"]:
+            if c["name"] in by_name:
+                by_name[c["name"]]["passes"] += c["passes"]
+            else:
+                vm["configs"].append(c)
+    return vm
+
+
+def main():
+    vm = load_runs(sys.argv[1])
+    meta = json.load(open(sys.argv[2]))
+    outdir = sys.argv[3]
+    res = dict(meta=meta, kernel=vm["kernel"], perf=vm["perf"],
+               passes=vm["passes"], events=vm["events"], configs=[],
+               problems=vm.get("problems", []),
+               bench_seconds=vm.get("bench_seconds"))
+    for cfg in vm["configs"]:
+        per_pass = [figures(cfg, runs) for runs in cfg["passes"]]
+        per_pass = [p for p in per_pass if p]
+        res["configs"].append(dict(
+            name=cfg["name"], vcpus=cfg["vcpus"], events=cfg["events"],
+            interval_ms=cfg["interval_ms"],
+            guest_instructions=cfg["guest_instructions"],
+            collectors=combine(per_pass) if per_pass else {}))
+    goals = []
+    agree = {n: [0, 0, 0.0] for n in SHARES + ["total"]}
+    for c in res["configs"]:
+        for k, f in c["collectors"].items():
+            for name in agree:
+                s = f.get(name + "_spread")
+                if s is None:
+                    continue
+                agree[name][1] += 1
+                agree[name][0] += s <= 0.02
+                agree[name][2] = max(agree[name][2], s)
+        if c["vcpus"] < 64 or c["events"] < 8:
+            continue
+        col = c["collectors"]
+        mode = default_mode(c["interval_ms"])
+        vp = col.get("vcpuperf-" + mode)
+        if not vp:
+            continue
+        ug = col.get("ureader-group-jsonl")
+        pf = col.get("perf")
+        pg = col.get("perf-group")
+        lz = col.get("vcpuperf-lazy")
+        kk = col.get("vcpuperf-kick")
+        if ug:
+            goals.append((c["name"], "total below ureader-group-jsonl's",
+                          vp["total"] < ug["total"],
+                          "vcpuperf-%s %.0f, ureader-group-jsonl %.0f "
+                          "instructions per sample" %
+                          (mode, vp["total"], ug["total"])))
+        if pf:
+            goals.append((c["name"], "perf stat -I at least 10x",
+                          pf["total"] >= 10 * vp["total"],
+                          "%.1fx (grouped %.1fx)" %
+                          (pf["total"] / vp["total"],
+                           pg["total"] / vp["total"] if pg else 0)))
+        if lz:
+            goals.append((c["name"], "lazy: 0 VM exits per vCPU per tick",
+                          lz["exits"] < 0.0005,
+                          "%.4f" % lz["exits"]))
+        if kk and pg:
+            goals.append((c["name"], "kick: exits at most grouped perf "
+                          "stat's", kk["exits"] <= pg["exits"] + 0.0005,
+                          "%.4f vs %.4f" % (kk["exits"], pg["exits"])))
+    res["goals"] = [dict(config=g[0], goal=g[1], met=g[2], figures=g[3])
+                    for g in goals]
+    res["pass_agreement"] = {n: dict(within_2pct=a[0], figures=a[1],
+                                     largest=a[2])
+                             for n, a in agree.items()}
+    with open(outdir + "/arm64.json", "w") as f:
+        json.dump(res, f, indent=1)
+
+    w = []
+    w.append("# vcpuperf benchmark on the arm64 bed\n")
+    w.append("`make bench-arm64` (`scripts/bench-arm64.sh`), commit `%s`%s, "
+             "kernel %s, %s, %s; %d passes (%s), %.0f s.\n" %
+             (meta["commit"][:12], " (dirty tree)" if meta["dirty"] else "",
+              res["kernel"], res["perf"], meta.get("qemu", "?"),
+              res["passes"], meta.get("runs", "one boot"),
+              meta["script_seconds"]))
+    w.append("One emulated CPU, `-icount shift=0`: CPU time in ns is "
+             "instructions executed.  Instructions per sample (a sample: "
+             "one event of one thread in one interval) by share, and VM "
+             "exits the collector caused per vCPU per tick (KVM's exit "
+             "counters above the same work's without a collector).  Each "
+             "figure is the mean of the passes; `±` the passes' largest "
+             "disagreement.  Events: 4 = %s; 8 = %s.\n" %
+             (", ".join(res["events"]["4"]), ", ".join(res["events"]["8"])))
+    for c in res["configs"]:
+        w.append("\n## %s (%d vCPU threads, %d events, %d ms; default "
+                 "read mode %s)\n" % (c["name"], c["vcpus"], c["events"],
+                                      c["interval_ms"],
+                                      default_mode(c["interval_ms"])))
+        w.append("| collector | module (±) | target (±) | tool (±) | "
+                 "total (±) | exits / vCPU / tick | of which interrupt, "
+                 "mmio |")
+        w.append("|---|---:|---:|---:|---:|---:|---:|")
+        for k, f in c["collectors"].items():
+            w.append("| %s | %.0f (%s) | %.0f (%s) | %.0f (%s) | %.0f (%s) "
+                     "| %.4f | %.4f, %.4f |" % (
+                         k, f["module"], pct(f["module_spread"]),
+                         f["target"], pct(f["target_spread"]), f["tool"],
+                         pct(f["tool_spread"]), f["total"],
+                         pct(f["total_spread"]), f["exits"],
+                         f["reasons"]["interrupt"],
+                         f["reasons"]["mmio_exit_user"] +
+                         f["reasons"]["mmio_exit_kernel"]))
+    w.append("\n## Goals (default read mode, 64 threads x 8 events and "
+             "above)\n")
+    for g in res["goals"]:
+        w.append("- %s: %s: %s (%s)" % (g["config"], g["goal"],
+                                        "met" if g["met"] else "NOT met",
+                                        g["figures"]))
+    w.append("\nThe passes agree within 2%% on %s." % "; ".join(
+        "%s %d of %d figures (largest disagreement %s)" %
+        (n, a[0], a[1], pct(a[2])) for n, a in agree.items()))
+    if res["problems"]:
+        w.append("\n## Problems\n")
+        for p in res["problems"]:
+            w.append("- " + p.replace("\n", " "))
+    with open(outdir + "/arm64.md", "w") as f:
+        f.write("\n".join(w) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+#!/bin/bash
+# bench-arm64.sh - the benchmark on the arm64 bed: every collector's cost
+# in instructions and in VM exits, on vCPU threads that run guest code
+# (make bench-arm64).
+#
+# Usage: scripts/bench-arm64.sh [--smoke] [--out DIR]
+#
+#   (default)  8, 64 and 256 vCPU threads x 4 and 8 events x 10 and
+#              100 ms, every collector: two runs, each its own boot with
+#              one pass, side by side (the bed has one CPU, and icount
+#              makes its figures independent of the host's load); results
+#              in bench/results/arm64.{md,json}
+#   --smoke    8x4x100ms and 64x8x10ms, one pass; bench/results/smoke-arm64
+#   --out DIR  write arm64.{md,json} to DIR (inside the repository)
+#
+# While developing, VP_BENCH_ONLY=64x8x10ms[,...] runs only those
+# configurations; never for committed results.
+#
+# The bed (scripts/arm64-bed.sh, cached) is Debian's arm64 kernel at EL2
+# in qemu-system-aarch64 -icount shift=0 on one emulated CPU: one
+# instruction is one nanosecond, so CPU time is an instruction count.
+# This script cross-builds the module, vcpuperf-cat, the test VMM, the
+# userspace reader and the floor module for it, boots it once, runs
+# bench/arm64.py there and writes the report (bench/arm64_report.py).
+# Fails only on real breakage, never on a figure.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+smoke=""
+out=""
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--smoke) smoke=--smoke; shift ;;
+	--out) [ $# -ge 2 ] || { echo "bench-arm64: --out needs a directory" >&2; exit 2; }
+		out=$2; shift 2 ;;
+	-h | --help) sed -n '2,/^set -eu/{/^set -eu/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
+	*) echo "bench-arm64: unknown option '$1'" >&2; exit 2 ;;
+	esac
+done
+if [ -z "$out" ]; then
+	if [ -n "$smoke" ]; then out=bench/results/smoke-arm64; else out=bench/results; fi
+fi
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+case "$out/" in
+"$top"/*) ;;
+*) echo "bench-arm64: --out $out: must be inside the repository (the bed sees only it)" >&2
+	exit 2 ;;
+esac
+start=$(date +%s)
+# What is measured: the tree as it is now, before the build.
+commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+dirty=false
+[ -z "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] || dirty=true
+
+eval "$("$top/scripts/arm64-bed.sh")"
+
+build=$top/out/arm64-bench
+mkdir -p "$build"
+cross="ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-"
+echo "==== bench-arm64: build for $ARM64_KVER"
+{
+	"$top/scripts/stage-kmod.sh" "$build/kmod"
+	mkdir -p "$build/floor"
+	ln -sfn "$top/bench/floor/Kbuild" "$build/floor/Kbuild"
+	ln -sfn "$top/bench/floor/vpfloor.c" "$build/floor/vpfloor.c"
+	# shellcheck disable=SC2086
+	make -C "$ARM64_KDIR" M="$build/kmod" $cross modules
+	# shellcheck disable=SC2086
+	make -C "$ARM64_KDIR" M="$build/floor" $cross modules
+	make -C "$top/tools" O="$build/tool" CC=aarch64-linux-gnu-gcc LDFLAGS=-static
+	make -C "$top/tests/vmm" O="$build/vmm"
+	make -C "$top/bench" O="$build/bench" CC=aarch64-linux-gnu-gcc LDFLAGS=-static \
+		"$build/bench/ureader"
+} >"$build/build.log" 2>&1 || { tail -n 30 "$build/build.log"; echo "bench-arm64: build failed" >&2; exit 1; }
+
+export VP_MODULE=$build/kmod/vcpuperf.ko VP_CAT=$build/tool/vcpuperf-cat \
+	VP_VMM=$build/vmm/vpvmm VP_UREADER=$build/bench/ureader \
+	VP_FLOOR=$build/floor/vpfloor.ko
+work=$out/.vm
+rm -rf "$work"
+if [ -n "$smoke" ]; then runs=1; tmo=1800; else runs=2; tmo=7200; fi
+echo "==== bench-arm64: $runs bed run(s)${smoke:+ (smoke)}"
+pids=()
+for i in $(seq 1 $runs); do
+	mkdir -p "$work/$i"
+	scripts/vm-run.sh --arch arm64 --kernel "$ARM64_KERNEL" --modules-dir "$ARM64_MODDIR" \
+		--busybox "$ARM64_BUSYBOX" --root "$ARM64_ROOT" --mem 2048 --smp 1 \
+		--timeout $tmo --out "$work/$i" --log "$work/$i/console.log" -- \
+		python3 bench/arm64.py $smoke --passes 1 --out /tmp/out >"$work/$i/vm-run.log" 2>&1 &
+	pids+=($!)
+done
+rc=0
+jsons=""
+for i in $(seq 1 $runs); do
+	wait "${pids[$((i - 1))]}" || rc=$?
+	if [ ! -f "$work/$i/arm64.json" ]; then
+		echo "bench-arm64: run $i produced no results ($work/$i/console.log)" >&2
+		exit 1
+	fi
+	jsons=${jsons:+$jsons,}$work/$i/arm64.json
+done
+end=$(date +%s)
+printf '{"script_seconds": %d, "commit": "%s", "dirty": %s, "qemu": "%s", "runs": "%s"}\n' \
+	$((end - start)) "$commit" $dirty \
+	"$(qemu-system-aarch64 --version | head -n 1)" \
+	"$runs boot(s) side by side, one pass each" >"$work/meta.json"
+python3 bench/arm64_report.py "$jsons" "$work/meta.json" "$out"
+for i in $(seq 1 $runs); do
+	mv "$work/$i/console.log" "$out/arm64-console-$i.log" 2>/dev/null || true
+done
+rm -rf "$work"
+echo "==== bench-arm64: results in $out/arm64.md ($((end - start)) s)"
+[ "$rc" -eq 0 ] || { echo "bench-arm64: FAILED (bed rc $rc, see problems in $out/arm64.md)" >&2; exit 1; }
