@@ -19,6 +19,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -215,7 +216,23 @@ def guest_instructions_exact():
         c = record("exact-" + mode, vmm,
                    "instructions:G,instructions:H,instructions",
                    "--per-vm", "--emulator-threads", "--read", mode)
-        rep = finish(vmm, [c])
+        # Threads off every CPU since their last read (halted and paused
+        # vCPUs, the sleeping emulator threads) keep their values: the
+        # rows below must still be exact.
+        seen = [0]
+        done = threading.Event()
+
+        def watch():
+            while not done.wait(0.05):
+                seen.append(unchanged_reads())
+        th = threading.Thread(target=watch)
+        th.start()
+        try:
+            rep = finish(vmm, [c])
+        finally:
+            done.set()
+            th.join()
+        check(max(seen) > 0, "%s: no read kept a thread's values" % mode)
         rows = c.rows()
         fin = finals(c)
         check(not any(r["multiplexed"] for r in rows),
@@ -255,10 +272,10 @@ def guest_instructions_exact():
         check(total(vcpu_rows(emu, io), "instructions_host") > 0,
               "the I/O thread counted no host instructions")
         print("  %s: vCPU %s, VM %d = guest truth; %d rows in halts and "
-              "pauses all 0" %
+              "pauses all 0; %d reads kept values (thread not run since)" %
               (mode, ", ".join("%d %d" % (v["vcpu"], v["guest_instructions"])
-                               for v in rep["vcpus"]), truth_vm, halted),
-              flush=True)
+                               for v in rep["vcpus"]), truth_vm, halted,
+               max(seen)), flush=True)
     unload()
 
 
@@ -787,6 +804,13 @@ def real_qemu_guest():
            sum(idle), mine, 100.0 * sum(idle) / mine, max(idle), vm,
            len(emu), e0), flush=True)
     unload()
+
+
+def unchanged_reads():
+    """Reads that kept a thread's values (it had not run since), every
+    collection together, from the status file."""
+    return sum(int(m.group(1)) for m in re.finditer(
+        r"^read unchanged: (\d+) ", read_file("status"), re.M))
 
 
 def status_reads():
