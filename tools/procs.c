@@ -33,6 +33,21 @@ static void vc_copy_field(char *dst, const char *src, size_t n)
 	dst[n] = '\0';
 }
 
+/* @s as a JSON value in @out: quoted and escaped, or null when empty. */
+static void vc_json_value(char *out, size_t len, const char *s)
+{
+	size_t n;
+
+	if (!*s) {
+		snprintf(out, len, "null");
+		return;
+	}
+	out[0] = '"';
+	n = 1 + json_escape(out + 1, len - 2, s, strlen(s));
+	out[n] = '"';
+	out[n + 1] = '\0';
+}
+
 /**
  * vc_proc_start() - apply a process record
  * @procs:	the list (its head may change)
@@ -67,6 +82,8 @@ struct vc_proc *vc_proc_start(struct vc_proc **procs,
 	vc_copy_field(p->comm, r->comm, VCPUPERF_COMM_LEN);
 	vc_copy_field(p->vm, r->vm, VCPUPERF_VM_NAME_LEN);
 	vc_copy_field(p->uuid, r->uuid, VCPUPERF_UUID_LEN);
+	vc_json_value(p->vm_json, sizeof(p->vm_json), p->vm);
+	vc_json_value(p->uuid_json, sizeof(p->uuid_json), p->uuid);
 	for (i = 0; i < r->nr_events; i++) {
 		p->ev[i] = r->events[i];
 		p->ev[i].name[VCPUPERF_NAME_LEN - 1] = '\0';

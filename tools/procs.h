@@ -10,6 +10,7 @@
 #include <stdbool.h>
 
 #include "common.h"
+#include "jsonl.h"
 #include "threads.h"
 
 /**
@@ -22,6 +23,9 @@
  * @comm:	its leader's name, NUL terminated
  * @vm:		VM name from QEMU's -name, "" if none
  * @uuid:	VM UUID from QEMU's -uuid, "" if none
+ * @vm_json:	@vm as a JSON value (quoted and escaped, or null), made
+ *		once here instead of escaped again in every row
+ * @uuid_json:	@uuid the same way
  * @ev:		the events of its process samples
  * @prev:	previous cumulative counts of its process samples
  * @have_prev_t: @prev_t_mono is valid
@@ -33,6 +37,9 @@
  * Only procs.c changes these; a process record for a pid seen before
  * resets its entry in place (threads keep pointing at it).
  */
+/* A string of up to N bytes as a JSON value: quoted, escaped, or null. */
+#define VC_PROC_JSON_LEN(n)	((n) * VC_JSON_ESC_MAX + 3)
+
 struct vc_proc {
 	__u32 pid;
 	__u32 kind;
@@ -42,6 +49,8 @@ struct vc_proc {
 	char comm[VCPUPERF_COMM_LEN + 1];
 	char vm[VCPUPERF_VM_NAME_LEN + 1];
 	char uuid[VCPUPERF_UUID_LEN + 1];
+	char vm_json[VC_PROC_JSON_LEN(VCPUPERF_VM_NAME_LEN)];
+	char uuid_json[VC_PROC_JSON_LEN(VCPUPERF_UUID_LEN)];
 	struct vcpuperf_event_desc ev[VCPUPERF_MAX_EVENTS];
 	struct vcpuperf_count prev[VCPUPERF_MAX_EVENTS];
 	bool have_prev_t;

@@ -358,11 +358,11 @@ static void vc_raw(struct json_writer *w,
 	json_put_char(w, '}');
 }
 
-/* A string, or null when empty. */
-static void vc_opt_str(struct json_writer *w, const char *s)
+/* A process's VM name or UUID, made a JSON value once; null if none. */
+static void vc_proc_json(struct json_writer *w, const char *value)
 {
-	if (*s)
-		json_str(w, s);
+	if (value)
+		json_put(w, value, strlen(value));
 	else
 		json_null(w);
 }
@@ -378,9 +378,9 @@ static void vc_row_identity(struct json_writer *w, const struct vc_tid *t)
 	else
 		json_null(w);
 	vc_put_key(w, VC_ROW_VM);
-	vc_opt_str(w, t->proc ? t->proc->vm : "");
+	vc_proc_json(w, t->proc ? t->proc->vm_json : NULL);
 	vc_put_key(w, VC_ROW_UUID);
-	vc_opt_str(w, t->proc ? t->proc->uuid : "");
+	vc_proc_json(w, t->proc ? t->proc->uuid_json : NULL);
 }
 
 /* The keys every row starts with, up to its pid. */
@@ -522,9 +522,9 @@ static void vc_vm_row_head(struct json_writer *w, const struct vc_jsonl *out,
 	vc_put_key(w, VC_ROW_ROLE);
 	json_put_lit(w, "\"vm\"");
 	vc_put_key(w, VC_ROW_VM);
-	vc_opt_str(w, p->vm);
+	vc_proc_json(w, p->vm_json);
 	vc_put_key(w, VC_ROW_UUID);
-	vc_opt_str(w, p->uuid);
+	vc_proc_json(w, p->uuid_json);
 	json_put_lit(w, ",\"threads\":");
 	json_u64(w, s->threads);
 	json_put_lit(w, ",\"threads_exited\":");
