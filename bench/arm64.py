@@ -184,7 +184,7 @@ class Collector:
         self.coll = None
         self.out = "/tmp/bench-%s" % kind
         self.err = open("/tmp/bench-child.err", "w+")
-        for suffix in ("", ".rows", ".events", ".ready", ".sum"):
+        for suffix in ("", ".rows", ".events", ".ready", ".sum", ".win"):
             if os.path.exists(self.out + suffix):
                 os.unlink(self.out + suffix)
 
@@ -211,7 +211,7 @@ class Collector:
             argv = [UREADER, "--tids", tids, "--events", spec,
                     "--interval-us", str(self.ims * 1000), "--duration-ms",
                     "3600000", "--ready", self.out + ".ready", "--out",
-                    self.out + ".sum"]
+                    self.out + ".sum", "--window", self.out + ".win"]
             if k != "ureader":
                 argv.append("--group")
             if k == "ureader-group-jsonl":
@@ -225,6 +225,7 @@ class Collector:
                   (FLOORKO, tids, spec, self.ims * 1000))
             self.kpid = int(self.par("kpid"))
             return
+        self.started_ns = time.monotonic_ns()
         self.p = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
                                   stderr=self.err)
 
@@ -260,6 +261,7 @@ class Collector:
         s = {"tool": 0, "kthread": 0, "self": 0}
         if self.kind == "floor":
             s["kthread"] = xb.schedstat_ns(self.kpid) or 0
+            s["ticks"] = int(self.par("ticks"))
         elif self.p is not None:
             s["tool"] = threads_cpu(self.p.pid) or 0
             if self.coll and self.coll.get("kpid"):
@@ -271,6 +273,43 @@ class Collector:
             return xb.status(self.coll["id"]) or {}
         return {}
 
+    def ticks(self, t1, t2, s1, s2, st1, st2):
+        """The intervals it read in the window [@t1, @t2] (CLOCK_MONOTONIC
+        ns), after stop(): a collector that falls behind reads fewer than
+        the window has, and its cost is per sample it took."""
+        k = self.kind
+        if k == "floor":
+            return s2["ticks"] - s1["ticks"]
+        if k.startswith("vcpuperf-"):
+            return st2.get("passes", 0) - st1.get("passes", 0) \
+                if st1 and st2 else None
+        if k.startswith("ureader"):
+            try:
+                with open(self.out + ".sum") as f:
+                    return json.load(f)["window"]["ticks"]
+            except (OSError, ValueError, KeyError, TypeError):
+                return None
+        if k.startswith("perf"):
+            # "interval" is seconds since perf stat's own start; its last
+            # one is printed at the SIGINT that stopped it.
+            ivs = set()
+            try:
+                with open(self.out + ".rows") as f:
+                    for line in f:
+                        try:
+                            iv = json.loads(line).get("interval")
+                        except ValueError:
+                            continue
+                        if iv is not None:
+                            ivs.add(iv)
+            except OSError:
+                return None
+            if not ivs:
+                return 0
+            base = self.stopped_ns - max(ivs) * 1e9
+            return sum(1 for iv in ivs if t1 <= base + iv * 1e9 <= t2)
+        return None
+
     def stop(self):
         """Stop; the number of rows (vcpuperf, ureader JSONL) or
         intervals (perf) it wrote."""
@@ -281,6 +320,7 @@ class Collector:
             n = int(self.par("ticks"))
             xb.sh("rmmod vpfloor")
             return n
+        self.stopped_ns = time.monotonic_ns()
         if self.p.poll() is None:
             self.p.send_signal(signal.SIGINT if k.startswith("perf")
                                else signal.SIGTERM)
@@ -322,6 +362,9 @@ def run(cfg, kind, tag):
         t2 = time.monotonic_ns()
         v2, s2, k2 = threads_cpu(vmm.pid), c.snap(), kvm_stats(vmm.pid)
         st2 = c.status()
+        if os.path.exists(c.out + ".ready"):
+            with open(c.out + ".win", "w") as f:
+                f.write("%d %d\n" % (t1, t2))
     finally:
         rows = c.stop()
         rep = vmm.stop()
@@ -331,7 +374,12 @@ def run(cfg, kind, tag):
     res = dict(kind=kind, window_ns=t2 - t1, guest_instructions=guest,
                vmm_ns=v2 - v1, tool_ns=s2["tool"] - s1["tool"],
                kthread_ns=s2["kthread"] - s1["kthread"],
-               kvm={k: k2[k] - k1.get(k, 0) for k in k2}, rows=rows)
+               kvm={k: k2[k] - k1.get(k, 0) for k in k2}, rows=rows,
+               ticks=c.ticks(t1, t2, s1, s2, st1, st2))
+    # The counts around the window (status, snapshots) can take in a
+    # pass or two beside it: at most the window's own.
+    if res["ticks"] is not None:
+        res["ticks"] = min(res["ticks"], (t2 - t1) / (ims * 1e6))
     if st1 and st2:
         res["self_ns"] = (st2.get("self_us", 0) - st1.get("self_us", 0)) \
             * 1000

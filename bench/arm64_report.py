@@ -32,10 +32,14 @@ def figures(cfg, runs):
     for kind, r in runs.items():
         if kind == "none":
             continue
-        ticks = r["window_ns"] / ivn
+        # The intervals it read in the window when it says (one that
+        # falls behind reads fewer), else the window's.
+        window_ticks = r["window_ns"] / ivn
+        ticks = r.get("ticks") or window_ticks
         samples = ticks * cfg["vcpus"] * cfg["events"]
         self_ns = r.get("self_ns", 0)
-        f = dict(module=(r["kthread_ns"] + self_ns) / samples,
+        f = dict(kept=ticks / window_ticks,
+                 module=(r["kthread_ns"] + self_ns) / samples,
                  target=(r["vmm_ns"] - base["vmm_ns"] - self_ns) / samples,
                  tool=r["tool_ns"] / samples, ticks=ticks,
                  window_s=r["window_ns"] / 1e9)
@@ -86,6 +90,7 @@ def combine(per_pass):
             c[name + "_spread"] = spread(vals)
         c["reasons"] = {r: sum(p["reasons"][r] for p in ps) / len(ps)
                         for r in ps[0]["reasons"]}
+        c["kept"] = min(p["kept"] for p in ps)
         for extra in ("mode", "self_reads", "kicks", "ticks", "window_s"):
             if extra in ps[0]:
                 c[extra] = ps[0][extra]
@@ -212,21 +217,24 @@ def main():
              "exits the collector caused per vCPU per tick (KVM's exit "
              "counters above the same work's without a collector).  Each "
              "figure is the mean of the passes; `±` the passes' largest "
-             "disagreement.  Events: 4 = %s; 8 = %s.\n" %
+             "disagreement.  Samples count only the intervals a collector "
+             "read (\"intervals read\": of those in the window, the least of "
+             "the passes; perf stat -I falls behind at 10 ms).  Events: 4 = %s; 8 = %s.\n" %
              (", ".join(res["events"]["4"]), ", ".join(res["events"]["8"])))
     for c in res["configs"]:
         w.append("\n## %s (%d vCPU threads, %d events, %d ms; default "
                  "read mode %s)\n" % (c["name"], c["vcpus"], c["events"],
                                       c["interval_ms"],
                                       default_mode(c["interval_ms"])))
-        w.append("| collector | module (±) | target (±) | tool (±) | "
-                 "total (±) | exits / vCPU / tick | of which interrupt, "
-                 "mmio |")
-        w.append("|---|---:|---:|---:|---:|---:|---:|")
+        w.append("| collector | intervals read | module (±) | target (±) "
+                 "| tool (±) | total (±) | exits / vCPU / tick | of which "
+                 "interrupt, mmio |")
+        w.append("|---|---:|---:|---:|---:|---:|---:|---:|")
         for k, f in c["collectors"].items():
-            w.append("| %s | %.0f (%s) | %.0f (%s) | %.0f (%s) | %.0f (%s) "
-                     "| %.4f | %.4f, %.4f |" % (
-                         k, f["module"], pct(f["module_spread"]),
+            w.append("| %s | %s | %.0f (%s) | %.0f (%s) | %.0f (%s) | "
+                     "%.0f (%s) | %.4f | %.4f, %.4f |" % (
+                         k, pct(f["kept"]), f["module"],
+                         pct(f["module_spread"]),
                          f["target"], pct(f["target_spread"]), f["tool"],
                          pct(f["tool_spread"]), f["total"],
                          pct(f["total_spread"]), f["exits"],

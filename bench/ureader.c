@@ -13,6 +13,7 @@
  * --group, each TID's events are one group (the first is the leader) read
  * with PERF_FORMAT_GROUP: one read() per TID.  A tick that overruns skips
  * grid points.  --ready FILE is created once the counters are open.
+ * SIGTERM or SIGINT ends the run early (with the summary).
  * At the end it writes a JSON summary (ticks, reads, tick
  * timestamps' interval mean and jitter) to FILE or stdout.
  *
@@ -38,6 +39,7 @@
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <math.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,6 +187,15 @@ static int set_mods(struct perf_event_attr *a, const char *mods)
 		}
 	}
 	return 0;
+}
+
+/* SIGTERM or SIGINT: end the run early, with its summary. */
+static volatile sig_atomic_t stop_req;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_req = 1;
 }
 
 /* Per TID: the previous group read, for deltas. */
@@ -346,6 +357,8 @@ int main(int argc, char **argv)
 		perror("ureader");
 		return 1;
 	}
+	signal(SIGTERM, on_stop);
+	signal(SIGINT, on_stop);
 	start = now_ns();
 	end = start + duration_ns;
 	next = start;
@@ -354,12 +367,15 @@ int main(int argc, char **argv)
 		uint64_t t;
 
 		next += interval_ns;
-		if (next > end)
+		if (next > end || stop_req)
 			break;
 		ts.tv_sec = (time_t)(next / 1000000000ULL);
 		ts.tv_nsec = (long)(next % 1000000000ULL);
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-			;
+			if (stop_req)
+				break;
+		if (stop_req)
+			break;
 		t = now_ns();
 		if (ticks < nstamps) {
 			stamps[ticks] = t;
