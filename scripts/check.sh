@@ -100,6 +100,9 @@ step "arm64 bed: the results"
 wait "$arm64_check" || step_failed "arm64-check"
 grep -E '^(not )?ok [0-9]+ - |^#   |passed, |^arm64-check' "$OUT/arm64-check.log" || true
 
+step "bench: smoke of make bench-arm64 (about a minute; no figure fails it)"
+scripts/bench-arm64.sh --smoke --out "$OUT/bench-arm64" || step_failed "bench-arm64 smoke"
+
 step "VM: integration tests (Debian kernel ${KVER:-newest installed}, TCG)"
 scripts/vm-run.sh --kver "$KVER" --timeout 1800 --out "$OUT/vm" -- \
 	python3 tests/integration/run.py || step_failed "VM integration"
