@@ -109,6 +109,7 @@ printf '{"script_seconds": %d, "commit": "%s", "dirty": %s, "qemu": "%s", "runs"
 python3 bench/arm64_report.py "$jsons" "$work/meta.json" "$out"
 for i in $(seq 1 $runs); do
 	mv "$work/$i/console.log" "$out/arm64-console-$i.log" 2>/dev/null || true
+	mv "$work/$i/arm64.json" "$out/arm64-raw-$i.json"
 done
 rm -rf "$work"
 echo "==== bench-arm64: results in $out/arm64.md ($((end - start)) s)"
