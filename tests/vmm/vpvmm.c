@@ -35,6 +35,7 @@
 #include <inttypes.h>
 #include <linux/kvm.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -102,6 +103,7 @@ static const char *opt_done;
 static int opt_done_fd = -1;
 static bool opt_wait_go;
 static bool opt_hold;
+static bool opt_sched_idle;
 static long opt_io_ms;
 
 static int kvm_fd = -1, vm_fd = -1;
@@ -150,7 +152,7 @@ static void print_help(FILE *f)
 	      "             [--vcpus N] [--phases SPEC]... [--io-ms MS]\n"
 	      "             [--ready FILE] [--report FILE] [--done FILE]\n"
 	      "             [--done-fd N]\n"
-	      "             [--wait-go] [--hold]\n"
+	      "             [--wait-go] [--hold] [--sched-idle]\n"
 	      "  --vcpus N       vCPU threads 'CPU <n>/KVM' (default 2)\n"
 	      "  --phases SPEC   the phases of vCPU i (the i-th --phases; the last\n"
 	      "                  one given serves the vCPUs after it): a comma list\n"
@@ -166,6 +168,8 @@ static void print_help(FILE *f)
 	      "  --done-fd N     the same as a line on file descriptor N (a pipe\n"
 	      "                  a caller blocks on: no polling)\n"
 	      "  --wait-go       run the phases only after SIGUSR1\n"
+	      "  --sched-idle    vCPU threads in SCHED_IDLE: anything else that\n"
+	      "                  wants the CPU (a collector) gets it at once\n"
 	      "  --hold          after the phases keep the threads (blocked) until\n"
 	      "                  SIGTERM; the report is written then\n"
 	      "  -name, -uuid    accepted as QEMU's, for vcpuperf's VM identity\n",
@@ -234,7 +238,7 @@ static void parse_phases(struct vcpu *v, const char *spec)
 static void parse_args(int argc, char **argv)
 {
 	enum { O_VCPUS = 256, O_PHASES, O_READY, O_REPORT, O_DONE, O_DONE_FD,
-	       O_GO, O_HOLD, O_IO, O_NAME, O_UUID };
+	       O_GO, O_HOLD, O_IDLE, O_IO, O_NAME, O_UUID };
 	static const struct option opts[] = {
 		{ "vcpus", required_argument, NULL, O_VCPUS },
 		{ "phases", required_argument, NULL, O_PHASES },
@@ -244,6 +248,7 @@ static void parse_args(int argc, char **argv)
 		{ "done-fd", required_argument, NULL, O_DONE_FD },
 		{ "wait-go", no_argument, NULL, O_GO },
 		{ "hold", no_argument, NULL, O_HOLD },
+		{ "sched-idle", no_argument, NULL, O_IDLE },
 		{ "io-ms", required_argument, NULL, O_IO },
 		{ "name", required_argument, NULL, O_NAME },
 		{ "uuid", required_argument, NULL, O_UUID },
@@ -282,6 +287,9 @@ static void parse_args(int argc, char **argv)
 			break;
 		case O_HOLD:
 			opt_hold = true;
+			break;
+		case O_IDLE:
+			opt_sched_idle = true;
 			break;
 		case O_IO:
 			opt_io_ms = (long)parse_u64(optarg, "--io-ms");
@@ -437,6 +445,12 @@ static void *vcpu_thread(void *arg)
 
 	snprintf(name, sizeof(name), "CPU %d/KVM", v->idx);
 	pthread_setname_np(pthread_self(), name);
+	if (opt_sched_idle) {
+		struct sched_param sp = { .sched_priority = 0 };
+
+		if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp))
+			die("vCPU %d: SCHED_IDLE refused", v->idx);
+	}
 	vcpu_create(v);
 	/* The first entry runs up to the first MMIO store: no instruction. */
 	pthread_mutex_lock(&lock);
