@@ -229,6 +229,11 @@ static void vp_selfread_fn(struct callback_head *cb)
 		t1 = ktime_get_ns();
 	}
 
+	/*
+	 * Off the table while still queued: once queued is clear below, the
+	 * sampler may queue @sr again and list it anew.
+	 */
+	vp_sr_delist(sr);
 	spin_lock(&sr->lock);
 	if (read) {
 		memcpy(sr->vals, vals, nr * sizeof(vals[0]));
@@ -255,7 +260,6 @@ static void vp_selfread_fn(struct callback_head *cb)
 	if (release)
 		for (i = 0; i < nr; i++)
 			vp_shared_put(sr->shared[i]);
-	vp_sr_delist(sr);
 	vp_selfread_put(sr);
 	/*
 	 * Last: unload may go on once this reaches zero (or the module
@@ -379,10 +383,10 @@ int vp_selfread_queue(struct vp_selfread *sr, struct task_struct *task,
 	atomic_inc(&vp_selfread_queued);
 	ret = task_work_add(task, &sr->work, lazy ? TWA_NONE : TWA_RESUME);
 	if (ret) {
+		vp_sr_delist(sr);
 		spin_lock(&sr->lock);
 		sr->queued = false;
 		spin_unlock(&sr->lock);
-		vp_sr_delist(sr);
 		refcount_dec(&sr->ref);	/* the target still holds one */
 		if (atomic_dec_and_test(&vp_selfread_queued))
 			wake_up_var(&vp_selfread_queued);
