@@ -228,7 +228,6 @@ class Collector:
                   (FLOORKO, tids, spec, self.ims * 1000))
             self.kpid = int(self.par("kpid"))
             return
-        self.started_ns = time.monotonic_ns()
         self.p = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
                                   stderr=self.err)
 
@@ -327,7 +326,6 @@ class Collector:
             n = int(self.par("ticks"))
             xb.sh("rmmod vpfloor")
             return n
-        self.stopped_ns = time.monotonic_ns()
         if self.p.poll() is None:
             self.p.send_signal(signal.SIGINT if k.startswith("perf")
                                else signal.SIGTERM)

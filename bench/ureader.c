@@ -49,6 +49,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "vpmods.h"
+
 #define MAX_EVENTS 16
 #define KEY_LEN 64
 #define OUT_CAP (4 << 20)
@@ -160,35 +162,6 @@ static int scale(uint64_t value, uint64_t enabled, uint64_t running,
 	return 1;
 }
 
-/*
- * The modifiers of vcpuperf's event names, as its library sets them: u
- * (user only), k (kernel only), G (guest only), H (host only).
- */
-static int set_mods(struct perf_event_attr *a, const char *mods)
-{
-	for (; *mods; mods++) {
-		switch (*mods) {
-		case 'u':
-			a->exclude_kernel = 1;
-			a->exclude_hv = 1;
-			break;
-		case 'k':
-			a->exclude_user = 1;
-			a->exclude_hv = 1;
-			break;
-		case 'G':
-			a->exclude_host = 1;
-			break;
-		case 'H':
-			a->exclude_guest = 1;
-			break;
-		default:
-			return -1;
-		}
-	}
-	return 0;
-}
-
 /* SIGTERM or SIGINT: end the run early, with its summary. */
 static volatile sig_atomic_t stop_req;
 
@@ -265,7 +238,7 @@ int main(int argc, char **argv)
 		attr[nev].read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
 					PERF_FORMAT_TOTAL_TIME_RUNNING;
 		c = strchr(c + 1, ':');
-		if (c && set_mods(&attr[nev], c + 1))
+		if (c && vpb_set_mods(&attr[nev], c + 1))
 			usage();
 		if (group && nev == 0)
 			attr[nev].read_format |= PERF_FORMAT_GROUP;

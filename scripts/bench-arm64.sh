@@ -65,6 +65,7 @@ echo "==== bench-arm64: build for $ARM64_KVER"
 	mkdir -p "$build/floor"
 	ln -sfn "$top/bench/floor/Kbuild" "$build/floor/Kbuild"
 	ln -sfn "$top/bench/floor/vpfloor.c" "$build/floor/vpfloor.c"
+	ln -sfn "$top/bench/vpmods.h" "$build/vpmods.h"
 	# shellcheck disable=SC2086
 	make -C "$ARM64_KDIR" M="$build/kmod" $cross modules
 	# shellcheck disable=SC2086

@@ -37,6 +37,8 @@
 #include <linux/string.h>
 #include <linux/vmalloc.h>
 
+#include "../vpmods.h"
+
 #define VPF_MAX_TIDS	4096
 #define VPF_MAX_EVENTS	16
 #define VPF_MAX_LATE	65536	/* ticks whose lateness is kept */
@@ -121,32 +123,6 @@ static struct perf_event **evs;
 static struct task_struct *worker;
 static u64 sink;
 
-/* vcpuperf's modifier letters: u, k, G (guest only), H (host only). */
-static int vpf_set_mods(struct perf_event_attr *a, const char *mods)
-{
-	for (; *mods; mods++) {
-		switch (*mods) {
-		case 'u':
-			a->exclude_kernel = 1;
-			a->exclude_hv = 1;
-			break;
-		case 'k':
-			a->exclude_user = 1;
-			a->exclude_hv = 1;
-			break;
-		case 'G':
-			a->exclude_host = 1;
-			break;
-		case 'H':
-			a->exclude_guest = 1;
-			break;
-		default:
-			return -EINVAL;
-		}
-	}
-	return 0;
-}
-
 static int vpf_parse(void)
 {
 	char *s, *tok, *buf;
@@ -189,7 +165,7 @@ static int vpf_parse(void)
 		attrs[nr_events].config = config;
 		attrs[nr_events].read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
 					       PERF_FORMAT_TOTAL_TIME_RUNNING;
-		if (mods && vpf_set_mods(&attrs[nr_events], mods)) {
+		if (mods && vpb_set_mods(&attrs[nr_events], mods)) {
 			ret = -EINVAL;
 			break;
 		}
