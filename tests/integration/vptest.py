@@ -417,6 +417,126 @@ def kernel_log_check():
     return kernel_log_clean
 
 
+# A test still running after this long is hung: the longest take about
+# two minutes in the x86 bed and four on the debug kernel.  The VM's own
+# timeout (scripts/vm-run.sh) would kill the whole run without a word on
+# where it stopped; the watchdog below says, and lets the run go on.
+HANG_S = float(os.environ.get("VP_HANG_S", "600"))
+# After the hung test's processes are killed, how long its thread has to
+# come back before the run ends without it.
+HANG_GRACE_S = 60
+
+
+def _descendants(pid):
+    """The pids of every process below @pid."""
+    children = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(d))
+    out, todo = [], [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def dump_tasks(pids):
+    """Print every thread of @pids and every thread in uninterruptible
+    sleep anywhere, each with its state, wait channel and kernel stack."""
+    pids = set(pids)
+    for d in sorted(os.listdir("/proc"), key=lambda x: (len(x), x)):
+        if not d.isdigit():
+            continue
+        try:
+            tids = os.listdir("/proc/%s/task" % d)
+        except OSError:
+            continue
+        for tid in tids:
+            base = "/proc/%s/task/%s/" % (d, tid)
+            try:
+                with open(base + "stat") as f:
+                    head, rest = f.read().rsplit(")", 1)
+                state = rest.split()[0]
+                if int(d) not in pids and state != "D":
+                    continue
+                with open(base + "wchan") as f:
+                    wchan = f.read().strip()
+                with open(base + "stack") as f:
+                    stack = f.read().strip()
+            except (OSError, ValueError):
+                continue
+            print("  pid %s tid %s (%s) state %s wchan %s" %
+                  (d, tid, head.split("(", 1)[1], state, wchan or "-"))
+            for ln in stack.splitlines():
+                print("      " + ln)
+
+
+class _Watchdog:
+    """Fires when one test runs longer than HANG_S: prints where every
+    Python thread is, the kernel stacks of the test's processes and of
+    every blocked thread, the module's status and the kernel log's tail,
+    then kills the test's processes so that its thread comes back.  If it
+    does not within HANG_GRACE_S, the run is closed and the process ends:
+    the test is named as hung either way."""
+
+    def __init__(self, out, name):
+        import threading
+        self.fired = False
+        self._out = out
+        self._name = name
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True,
+                                        name="hang-watchdog")
+        self._thread.start()
+
+    def _watch(self):
+        import faulthandler
+        if self._done.wait(HANG_S):
+            return
+        self.fired = True
+        print("%s: still running after %.0f s; where it is:" %
+              (self._name, HANG_S), flush=True)
+        try:
+            faulthandler.dump_traceback(file=sys.stdout, all_threads=True)
+        except (AttributeError, ValueError, OSError) as e:
+            print("  no Python traceback: %s" % e)
+        sys.stdout.flush()
+        pids = _descendants(os.getpid())
+        dump_tasks(pids + [os.getpid()])
+        if os.path.isdir(DEBUGFS):
+            try:
+                print(read_file("status"))
+            except OSError:
+                pass
+        p = subprocess.run(["dmesg"], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+        print("\n".join(p.stdout.splitlines()[-40:]), flush=True)
+        print("killing its processes: %s" %
+              (" ".join(map(str, pids)) or "none"), flush=True)
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        if self._done.wait(HANG_GRACE_S):
+            return
+        self._out.not_ok(self._name, "hung: still running %.0f s after "
+                         "its processes were killed; the run ends here" %
+                         HANG_GRACE_S)
+        self._out.close()
+        os._exit(1)
+
+    def stop(self):
+        self._done.set()
+
+
 def run(tests, final=None, before_each=None, on_failure=None):
     """Run @tests (functions) in order, then the @final checks (default:
     kernel_log_check()), as TAP: a plan, 'ok N - NAME', 'ok N - NAME #
@@ -435,10 +555,17 @@ def run(tests, final=None, before_each=None, on_failure=None):
         for t in list(tests) + list(final):
             is_test = not any(t is f for f in final)
             start = time.time()
+            dog = _Watchdog(out, t.__name__)
             try:
-                if is_test and before_each:
-                    before_each(t)
-                t()
+                try:
+                    if is_test and before_each:
+                        before_each(t)
+                    t()
+                finally:
+                    dog.stop()
+                if dog.fired:
+                    raise TestFailure("hung: still running after %.0f s "
+                                      "(its state above)" % HANG_S)
             except TestSkip as e:
                 out.skip(t.__name__, e)
                 continue
