@@ -429,6 +429,36 @@ if [ -f "$kconfig" ] && grep -q '^CONFIG_ACPI=y' "$kconfig" &&
 fi
 [ -z "$append" ] || cmdline="$cmdline $append"
 
+# A guest still running this many seconds before the timeout is hung: the
+# x86 guest is asked over QEMU's monitor, with SysRq keys on its keyboard,
+# for the backtraces of its CPUs and its blocked tasks (console log level
+# raised first), so that the console log says where it hung.
+hang_dump_s=30
+mondir=$(mktemp -d "${TMPDIR:-/tmp}/vm-run-mon.XXXXXX")
+monitor=(-monitor none)
+dumper=""
+if [ "$arch" = x86_64 ]; then
+	cmdline="$cmdline sysrq_always_enabled"
+	monitor=(-monitor "unix:$(qesc "$mondir/monitor"),server=on,wait=off")
+	if [ "$timeout_s" -gt $((2 * hang_dump_s)) ]; then
+		(
+			trap 'kill "$nap" 2>/dev/null; exit 0' TERM
+			sleep $((timeout_s - hang_dump_s)) &
+			nap=$!
+			wait "$nap"
+			python3 - "$mondir/monitor" <<'PY' || true
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+for key in ("9", "l", "w"):
+    s.sendall(b"sendkey alt-sysrq-%s\n" % key.encode())
+    time.sleep(3)
+PY
+		) >/dev/null 2>&1 &
+		dumper=$!
+	fi
+fi
+
 set +e
 timeout --foreground -k 10 "$timeout_s" \
 	$qemu \
@@ -436,16 +466,22 @@ timeout --foreground -k 10 "$timeout_s" \
 	"${machine[@]}" -smp "$smp" -m "$mem" \
 	-kernel "$kernel" -initrd "$initrd" -append "$cmdline" \
 	-chardev "stdio,id=con,signal=on,logfile=$(qesc "$logfile")" \
-	-serial chardev:con -monitor none -no-reboot \
+	-serial chardev:con "${monitor[@]}" -no-reboot \
 	-virtfs "local,path=$(qesc "$rootdir"),mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
 	-virtfs "local,path=$(qesc "$out"),mount_tag=out,security_model=none,multidevs=remap" \
 	${workfs:+-virtfs "$workfs"} \
 	</dev/null
 qrc=$?
 set -e
+if [ -n "$dumper" ]; then
+	kill "$dumper" 2>/dev/null || true
+	wait "$dumper" 2>/dev/null || true
+fi
+rm -rf "$mondir"
 
 if [ $qrc -eq 124 ] || [ $qrc -eq 137 ]; then
-	log "TIMEOUT after ${timeout_s}s, qemu killed (console log: $logfile)"
+	log "TIMEOUT after ${timeout_s}s, qemu killed (console log: $logfile); its tail:"
+	tail -n 120 "$logfile" >&2 || true
 	exit 124
 fi
 if [ -f "$out/.rc" ]; then
