@@ -5,8 +5,11 @@ side by side on the same threads; a tracepoint against context
 switches."""
 
 import os
+import select
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 
 from vptest import (Cat, Workload, by_tid, check, delta, load,
@@ -98,18 +101,42 @@ def perf_stat_per_thread(path):
     return out
 
 
-def perf_fds(pid):
-    n = 0
+def perf_stat_enabled(cmd, timeout=60):
+    """Start perf stat @cmd (a list) with its counters disabled (-D -1) and
+    enable them through its control FIFO: returns the Popen once perf has
+    acknowledged the enable, so that its counts start before the work
+    does (counters that are open are not yet enabled)."""
+    d = tempfile.mkdtemp(prefix="perfctl.")
+    ctl, ack = os.path.join(d, "ctl"), os.path.join(d, "ack")
+    os.mkfifo(ctl)
+    os.mkfifo(ack)
+    perf = subprocess.Popen(cmd + ["-D", "-1", "--control",
+                                   "fifo:%s,%s" % (ctl, ack)],
+                            stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    # O_RDWR: neither open waits for perf to open its end
+    cfd = os.open(ctl, os.O_RDWR)
+    afd = os.open(ack, os.O_RDWR)
     try:
-        for fd in os.listdir("/proc/%d/fd" % pid):
-            try:
-                if "perf_event" in os.readlink("/proc/%d/fd/%s" % (pid, fd)):
-                    n += 1
-            except OSError:
-                pass
-    except OSError:
-        pass
-    return n
+        os.write(cfd, b"enable\n")
+        deadline = time.time() + timeout
+        got = b""
+        while b"ack" not in got:
+            check(perf.poll() is None, "perf stat died: %s" %
+                  (perf.poll() is not None and perf.stderr.read()))
+            left = deadline - time.time()
+            check(left > 0, "perf stat never enabled its counters")
+            if select.select([afd], [], [], min(left, 0.5))[0]:
+                got += os.read(afd, 64)
+    except BaseException:
+        perf.kill()
+        perf.wait()
+        raise
+    finally:
+        os.close(cfd)
+        os.close(afd)
+        shutil.rmtree(d, ignore_errors=True)
+    return perf
 
 
 @test
@@ -123,22 +150,14 @@ def agrees_with_perf_stat():
     tids = ",".join(str(t) for t in w.tids)
     evs = "task-clock,page-faults,context-switches"
     pstat = os.path.join(os.environ.get("VP_OUT", "/tmp"), "perfstat.txt")
-    perf = subprocess.Popen(["perf", "stat", "--per-thread", "-t", tids,
-                             "-e", evs, "-x", ",", "-o", pstat],
-                            stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
+    # perf starts slowly under emulation: go only once it says its
+    # counters are enabled (open is not enough: 1819 of 2000 faults once).
+    perf = perf_stat_enabled(["perf", "stat", "--per-thread", "-t", tids,
+                              "-e", evs, "-x", ",", "-o", pstat])
     c = Cat("perfstat", "--tid", tids, "--events", evs, "--interval",
             "100ms")
     try:
         c.wait_started(2)
-        # perf starts slowly under emulation: go only once it has opened
-        # its 3 x 2 counters.
-        deadline = time.time() + 60
-        while perf_fds(perf.pid) < 6:
-            check(perf.poll() is None, "perf stat died: %s" %
-                  (perf.poll() is not None and perf.stderr.read()))
-            check(time.time() < deadline, "perf stat never attached")
-            time.sleep(0.05)
         w.go()
         w.wait()
         time.sleep(0.3)
@@ -147,6 +166,9 @@ def agrees_with_perf_stat():
         rc = c.stop()
     finally:
         w.kill()
+        if perf.poll() is None:
+            perf.kill()
+            perf.wait()
     check(rc == 0, "vcpuperf-cat exit %d" % rc)
     ps = perf_stat_per_thread(pstat)
     rows = by_tid(c.rows())
