@@ -104,7 +104,7 @@ step "bench: smoke of make bench-arm64 (about a minute; no figure fails it)"
 scripts/bench-arm64.sh --smoke --out "$OUT/bench-arm64" || step_failed "bench-arm64 smoke"
 
 step "VM: integration tests (Debian kernel ${KVER:-newest installed}, TCG)"
-scripts/vm-run.sh --kver "$KVER" --timeout 1800 --out "$OUT/vm" -- \
+scripts/vm-run.sh --kver "$KVER" --timeout 1200 --out "$OUT/vm" -- \
 	python3 tests/integration/run.py || step_failed "VM integration"
 
 step "bench: smoke of make bench (about a minute of VM time; no figure fails it)"
