@@ -961,6 +961,9 @@ def main(argv):
     n_cycles, n_rmmod, n_writes, n_coll = ((1000, 25, 100000, 1000)
                                            if long_run else
                                            (200, 5, 20000, 200))
+    if long_run:
+        # five times the short form's work per phase (at most 50 s there)
+        vptest.HANG_S = max(vptest.HANG_S, 1800)
     for opt, conv in (("--cycles", int), ("--rmmods", int),
                       ("--writes", int)):
         if opt in argv:
