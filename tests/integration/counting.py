@@ -5,15 +5,12 @@ side by side on the same threads; a tracepoint against context
 switches."""
 
 import os
-import select
-import shutil
 import signal
-import subprocess
-import tempfile
 import time
 
 from vptest import (Cat, Workload, by_tid, check, delta, load,
-                    read_file, run_workload, sh, test, within, CAT)
+                    perf_stat_enabled, read_file, run_workload, sh, test,
+                    within, CAT)
 
 MS = 1000000
 
@@ -99,44 +96,6 @@ def perf_stat_per_thread(path):
                 val *= MS
             out.setdefault(tid, {})[name] = val
     return out
-
-
-def perf_stat_enabled(cmd, timeout=60):
-    """Start perf stat @cmd (a list) with its counters disabled (-D -1) and
-    enable them through its control FIFO: returns the Popen once perf has
-    acknowledged the enable, so that its counts start before the work
-    does (counters that are open are not yet enabled)."""
-    d = tempfile.mkdtemp(prefix="perfctl.")
-    ctl, ack = os.path.join(d, "ctl"), os.path.join(d, "ack")
-    os.mkfifo(ctl)
-    os.mkfifo(ack)
-    perf = subprocess.Popen(cmd + ["-D", "-1", "--control",
-                                   "fifo:%s,%s" % (ctl, ack)],
-                            stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
-    # O_RDWR: neither open waits for perf to open its end
-    cfd = os.open(ctl, os.O_RDWR)
-    afd = os.open(ack, os.O_RDWR)
-    try:
-        os.write(cfd, b"enable\n")
-        deadline = time.time() + timeout
-        got = b""
-        while b"ack" not in got:
-            check(perf.poll() is None, "perf stat died: %s" %
-                  (perf.poll() is not None and perf.stderr.read()))
-            left = deadline - time.time()
-            check(left > 0, "perf stat never enabled its counters")
-            if select.select([afd], [], [], min(left, 0.5))[0]:
-                got += os.read(afd, 64)
-    except BaseException:
-        perf.kill()
-        perf.wait()
-        raise
-    finally:
-        os.close(cfd)
-        os.close(afd)
-        shutil.rmtree(d, ignore_errors=True)
-    return perf
 
 
 @test

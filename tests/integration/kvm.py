@@ -24,7 +24,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from vptest import (Cat, TestFailure, check, load, unload, sh,  # noqa: E402
-                    dmesg_mark, dmesg_clean_since, read_file, test, main,
+                    dmesg_mark, dmesg_clean_since, perf_stat_enabled,
+                    read_file, test, main,
                     REPO, OUT)
 
 VMM = os.environ.get("VP_VMM", os.path.join(REPO, "tests", "vmm", "vpvmm"))
@@ -828,12 +829,10 @@ def status_reads():
 
 def perf_stat_start(tid, events, path):
     """perf stat (Debian's, from the bed's root) counting @events on
-    thread @tid until SIGINT: an oracle that shares nothing with
-    vcpuperf but the kernel's perf core."""
-    return subprocess.Popen(["perf", "stat", "-x", ",", "-e", events,
-                             "-t", str(tid), "-o", path],
-                            stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    thread @tid until SIGINT, its counters enabled when this returns: an
+    oracle that shares nothing with vcpuperf but the kernel's perf core."""
+    return perf_stat_enabled(["perf", "stat", "-x", ",", "-e", events,
+                              "-t", str(tid), "-o", path])
 
 
 def perf_stat_read(proc, path):
@@ -895,7 +894,6 @@ def vcpus_read_themselves():
         # The vCPU on CPU 1, the sampler elsewhere: a pass finds it on a
         # CPU (on the same CPU it would only find it preempted).
         pin_sampler(c.proc.pid, {0})
-        time.sleep(0.5)     # perf stat attached too
         before = status_reads()
         vmm.go()
         vmm.wait_done()

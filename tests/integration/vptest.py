@@ -12,9 +12,12 @@ vcpuperf-cat does that, and the tests read its JSONL."""
 import errno
 import json
 import os
+import select as selectmod  # select() below picks tests
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -625,6 +628,44 @@ def main(argv=None):
               (os.path.basename(sys.argv[0]), e), file=sys.stderr)
         return 2
     return run(tests)
+
+
+def perf_stat_enabled(cmd, timeout=60):
+    """Start perf stat @cmd (a list) with its counters disabled (-D -1) and
+    enable them through its control FIFO: returns the Popen once perf has
+    acknowledged the enable, so that its counts start before the work
+    does (counters that are open are not yet enabled)."""
+    d = tempfile.mkdtemp(prefix="perfctl.")
+    ctl, ack = os.path.join(d, "ctl"), os.path.join(d, "ack")
+    os.mkfifo(ctl)
+    os.mkfifo(ack)
+    perf = subprocess.Popen(cmd + ["-D", "-1", "--control",
+                                   "fifo:%s,%s" % (ctl, ack)],
+                            stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    # O_RDWR: neither open waits for perf to open its end
+    cfd = os.open(ctl, os.O_RDWR)
+    afd = os.open(ack, os.O_RDWR)
+    try:
+        os.write(cfd, b"enable\n")
+        deadline = time.time() + timeout
+        got = b""
+        while b"ack" not in got:
+            check(perf.poll() is None, "perf stat died: %s" %
+                  (perf.poll() is not None and perf.stderr.read()))
+            left = deadline - time.time()
+            check(left > 0, "perf stat never enabled its counters")
+            if selectmod.select([afd], [], [], min(left, 0.5))[0]:
+                got += os.read(afd, 64)
+    except BaseException:
+        perf.kill()
+        perf.wait()
+        raise
+    finally:
+        os.close(cfd)
+        os.close(afd)
+        shutil.rmtree(d, ignore_errors=True)
+    return perf
 
 
 def finit_module(path, params=""):
