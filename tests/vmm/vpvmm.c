@@ -104,6 +104,7 @@ static int opt_done_fd = -1;
 static bool opt_wait_go;
 static bool opt_hold;
 static bool opt_sched_idle;
+static bool opt_enter_early;
 static long opt_io_ms;
 
 static int kvm_fd = -1, vm_fd = -1;
@@ -113,7 +114,9 @@ static struct vcpu vcpus[MAX_VCPUS];
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t hold_cond = PTHREAD_COND_INITIALIZER;
 static int named;			/* under lock */
+static int nfinished;			/* under lock */
 static bool go;				/* under lock */
 static volatile pid_t io_tid;
 static int io_stop;			/* atomic */
@@ -152,7 +155,7 @@ static void print_help(FILE *f)
 	      "             [--vcpus N] [--phases SPEC]... [--io-ms MS]\n"
 	      "             [--ready FILE] [--report FILE] [--done FILE]\n"
 	      "             [--done-fd N]\n"
-	      "             [--wait-go] [--hold] [--sched-idle]\n"
+	      "             [--wait-go] [--hold] [--sched-idle] [--enter-early]\n"
 	      "  --vcpus N       vCPU threads 'CPU <n>/KVM' (default 2)\n"
 	      "  --phases SPEC   the phases of vCPU i (the i-th --phases; the last\n"
 	      "                  one given serves the vCPUs after it): a comma list\n"
@@ -170,6 +173,10 @@ static void print_help(FILE *f)
 	      "  --wait-go       run the phases only after SIGUSR1\n"
 	      "  --sched-idle    vCPU threads in SCHED_IDLE: anything else that\n"
 	      "                  wants the CPU (a collector) gets it at once\n"
+	      "  --enter-early   each vCPU's first entry (to the guest's first MMIO\n"
+	      "                  store: no instruction retired) before --ready, so\n"
+	      "                  that its set-up (stage-2 faults, vGIC) is not part\n"
+	      "                  of the work after go\n"
 	      "  --hold          after the phases keep the threads (blocked) until\n"
 	      "                  SIGTERM; the report is written then\n"
 	      "  -name, -uuid    accepted as QEMU's, for vcpuperf's VM identity\n",
@@ -238,7 +245,7 @@ static void parse_phases(struct vcpu *v, const char *spec)
 static void parse_args(int argc, char **argv)
 {
 	enum { O_VCPUS = 256, O_PHASES, O_READY, O_REPORT, O_DONE, O_DONE_FD,
-	       O_GO, O_HOLD, O_IDLE, O_IO, O_NAME, O_UUID };
+	       O_GO, O_HOLD, O_IDLE, O_EARLY, O_IO, O_NAME, O_UUID };
 	static const struct option opts[] = {
 		{ "vcpus", required_argument, NULL, O_VCPUS },
 		{ "phases", required_argument, NULL, O_PHASES },
@@ -249,6 +256,7 @@ static void parse_args(int argc, char **argv)
 		{ "wait-go", no_argument, NULL, O_GO },
 		{ "hold", no_argument, NULL, O_HOLD },
 		{ "sched-idle", no_argument, NULL, O_IDLE },
+		{ "enter-early", no_argument, NULL, O_EARLY },
 		{ "io-ms", required_argument, NULL, O_IO },
 		{ "name", required_argument, NULL, O_NAME },
 		{ "uuid", required_argument, NULL, O_UUID },
@@ -290,6 +298,9 @@ static void parse_args(int argc, char **argv)
 			break;
 		case O_IDLE:
 			opt_sched_idle = true;
+			break;
+		case O_EARLY:
+			opt_enter_early = true;
 			break;
 		case O_IO:
 			opt_io_ms = (long)parse_u64(optarg, "--io-ms");
@@ -453,6 +464,8 @@ static void *vcpu_thread(void *arg)
 	}
 	vcpu_create(v);
 	/* The first entry runs up to the first MMIO store: no instruction. */
+	if (opt_enter_early)
+		vcpu_run_to_exit(v, NULL);
 	pthread_mutex_lock(&lock);
 	v->tid = (pid_t)syscall(SYS_gettid);
 	named++;
@@ -461,7 +474,8 @@ static void *vcpu_thread(void *arg)
 		pthread_cond_wait(&cond, &lock);
 	pthread_mutex_unlock(&lock);
 
-	vcpu_run_to_exit(v, NULL);
+	if (!opt_enter_early)
+		vcpu_run_to_exit(v, NULL);
 	for (i = 0; i < v->nphases; i++) {
 		struct phase *p = &v->phases[i];
 
@@ -488,12 +502,17 @@ static void *vcpu_thread(void *arg)
 		__atomic_store_n(&v->halted_phase, -1, __ATOMIC_RELEASE);
 		p->end_ns = now_ns();
 	}
-	/* --hold: stay, blocked, until the process ends at SIGTERM. */
+	/*
+	 * --hold: stay, blocked, until the process ends at SIGTERM, on a
+	 * condition nobody signals: the main thread is woken by the last
+	 * vCPU only, and the vCPUs held are not woken by the others' ends.
+	 */
 	pthread_mutex_lock(&lock);
 	__atomic_store_n(&v->finished, 1, __ATOMIC_RELEASE);
-	pthread_cond_broadcast(&cond);
+	if (++nfinished == opt_vcpus)
+		pthread_cond_broadcast(&cond);
 	while (opt_hold)
-		pthread_cond_wait(&cond, &lock);
+		pthread_cond_wait(&hold_cond, &lock);
 	pthread_mutex_unlock(&lock);
 	return NULL;
 }
