@@ -11,14 +11,20 @@ and the bed has one CPU: a task's CPU time (schedstat) is the number of
 instructions it executed, so every cost below is an instruction count and
 repeats from run to run.
 
-For every configuration (vCPU threads x events x interval) and every
+For every configuration (vCPU threads x events x interval), pass and
 collector, one run: the test VMM (tests/vmm/vpvmm) starts its vCPU threads
-'CPU <n>/KVM' (SCHED_IDLE: on the one CPU, a collector that wants it
-gets it at once, as a lab host's recorder would, instead of its fair
-share beside 256 busy threads) and holds them before the guest; the collector attaches and
-produces; then the vCPUs run a fixed amount of guest code (a loop of known
-length each, the same in every run) and stop; the run's window is from
-"go" to the last vCPU's end.  Measured over the window:
+'CPU <n>/KVM', enters each once, and holds them before the guest; the
+collector starts at the pass's phase of the scheduler tick (pass p of P
+at p/P of it), attaches and produces; then the vCPUs run a fixed amount
+of guest code (a loop of known length each, the same in every run) and
+stop; the run's window is from "go" (at half a tick) to the last vCPU's
+end.  The one CPU stands for as many as there are vCPUs: the VMM is in a
+cgroup with cpu.idle (as a lab host's VMs are in one, libvirt's
+machine.slice), so a collector gets the CPU when it wakes, as a lab
+host's recorder would, instead of its fair share beside 256 busy threads;
+and CFS's granularity is above any vCPU's work, so vCPU threads do not
+preempt one another at the tick: every switch between them is a vCPU's
+end or a collector's wake-up.  Measured over the window:
 
   module  the sampler kthread (vcpuperf/N, vpfloor) and the self-reads
           in the target threads (vcpuperf's status file)
@@ -54,6 +60,11 @@ VMM = os.environ["VP_VMM"]
 UREADER = os.environ["VP_UREADER"]
 FLOORKO = os.environ["VP_FLOOR"]
 KVM_DEBUGFS = "/sys/kernel/debug/kvm"
+TICK_NS = 4000000           # CONFIG_HZ=250 (Debian's arm64 kernel)
+GO_PHASE_NS = TICK_NS // 2
+SCHED_KNOBS = {"latency_ns": 4000000000, "min_granularity_ns": 4000000000}
+CGROOT = "/sys/fs/cgroup"
+VMCG = CGROOT + "/bench-vm"
 UUID = "5a1e0000-0000-4000-8000-00000000be0c"
 
 # (name, perf type, config, modifiers).  The PMU has 7 counters (6 + the
@@ -101,6 +112,53 @@ def threads_cpu(pid):
     return xb.task_cpu_ns(pid)
 
 
+def vm_cgroup():
+    """The VMs' cgroup, cpu.idle (as a lab host's VMs have one, libvirt's
+    machine.slice): on the one CPU a collector gets the CPU when it
+    wakes.  SCHED_IDLE threads alone do not give it: CFS picks by
+    vruntime, and vCPU threads that have not run yet since go sit left of
+    a collector woken a moment later, for as long as 300 ms at 256."""
+    if not os.path.exists(CGROOT + "/cgroup.controllers"):
+        xb.sh("mount -t cgroup2 none %s" % CGROOT)
+    with open(CGROOT + "/cgroup.subtree_control", "w") as f:
+        f.write("+cpu")
+    os.makedirs(VMCG, exist_ok=True)
+    with open(VMCG + "/cpu.idle", "w") as f:
+        f.write("1")
+    # The one CPU stands for one per vCPU: vCPU threads do not preempt
+    # one another at the tick (CFS's granularity above any run's work),
+    # so every switch between them is a vCPU's end or a wake-up.
+    for knob, v in SCHED_KNOBS.items():
+        with open("/sys/kernel/debug/sched/" + knob, "w") as f:
+            f.write(str(v))
+
+
+def at_tick_phase(phase_ns):
+    """Sleep until CLOCK_MONOTONIC is @phase_ns past a scheduler tick's
+    time (they come at multiples of TICK_NS)."""
+    now = time.monotonic_ns()
+    due = now - now % TICK_NS + phase_ns
+    while due < now + TICK_NS // 4:
+        due += TICK_NS
+    time.sleep((due - time.monotonic_ns()) / 1e9)
+
+
+def threads_slices(pid):
+    """Times the threads of process @pid were scheduled in (schedstat's
+    third field, every thread's sum)."""
+    tot = 0
+    try:
+        for t in os.listdir("/proc/%d/task" % pid):
+            try:
+                with open("/proc/%d/task/%s/schedstat" % (pid, t)) as f:
+                    tot += int(f.read().split()[2])
+            except (OSError, ValueError, IndexError):
+                pass
+    except OSError:
+        return 0
+    return tot
+
+
 def kvm_stats(pid):
     """KVM's counters of the VM of process @pid, every vCPU's sum."""
     out = {}
@@ -138,7 +196,8 @@ class Vmm:
         self.p = subprocess.Popen(
             [VMM, "-name", "guest=%s,debug-threads=on" % tag, "-uuid", UUID,
              "--vcpus", str(n), "--phases", "loop:%d" % iters, "--wait-go",
-             "--hold", "--sched-idle", "--ready", self.ready,
+             "--hold", "--sched-idle", "--enter-early",
+             "--ready", self.ready,
              "--done-fd", str(done_w),
              "--report", self.report], pass_fds=(done_w,))
         os.close(done_w)
@@ -151,6 +210,8 @@ class Vmm:
         with open(self.ready) as f:
             info = json.load(f)
         self.pid, self.tids = info["pid"], info["tids"]
+        with open(VMCG + "/cgroup.procs", "w") as f:
+            f.write(str(self.pid))
 
     def go(self):
         os.kill(self.pid, signal.SIGUSR1)
@@ -344,13 +405,14 @@ class Collector:
         return n
 
 
-def run(cfg, kind, tag):
+def run(cfg, kind, tag, phase_ns):
     n, ne, ims, work = cfg
     events = EVENTS[ne]
     iters = (work // n - 6) // 2
     vmm = Vmm(n, iters, "bench")
     c = Collector(kind, vmm, events, ims, tag)
     try:
+        at_tick_phase(phase_ns)
         c.start()
         deadline = time.time() + 300
         while not c.ready():
@@ -359,14 +421,21 @@ def run(cfg, kind, tag):
             time.sleep(0.05)
         # Two intervals of steady collection before the window.
         time.sleep(2 * ims / 1000.0)
+        # The VMM's threads are blocked outside the window: their
+        # figures are read away from it; the collector's next to it.
+        k1, v1 = kvm_stats(vmm.pid), threads_cpu(vmm.pid)
+        w1 = threads_slices(vmm.pid)
         st1 = c.status()
-        k1, s1, v1 = kvm_stats(vmm.pid), c.snap(), threads_cpu(vmm.pid)
+        at_tick_phase(GO_PHASE_NS)
+        s1 = c.snap()
         t1 = time.monotonic_ns()
         vmm.go()
         vmm.wait_done(3600)
         t2 = time.monotonic_ns()
-        v2, s2, k2 = threads_cpu(vmm.pid), c.snap(), kvm_stats(vmm.pid)
+        s2 = c.snap()
         st2 = c.status()
+        v2, w2 = threads_cpu(vmm.pid), threads_slices(vmm.pid)
+        k2 = kvm_stats(vmm.pid)
         if os.path.exists(c.out + ".ready"):
             with open(c.out + ".win", "w") as f:
                 f.write("%d %d\n" % (t1, t2))
@@ -377,7 +446,8 @@ def run(cfg, kind, tag):
         raise RuntimeError("the VM did not run its work")
     guest = sum(v["guest_instructions"] for v in rep["vcpus"])
     res = dict(kind=kind, window_ns=t2 - t1, guest_instructions=guest,
-               vmm_ns=v2 - v1, tool_ns=s2["tool"] - s1["tool"],
+               vmm_ns=v2 - v1, vmm_slices=w2 - w1,
+               tool_ns=s2["tool"] - s1["tool"],
                kthread_ns=s2["kthread"] - s1["kthread"],
                kvm={k: k2[k] - k1.get(k, 0) for k in k2}, rows=rows,
                ticks=c.ticks(t1, t2, s1, s2, st1, st2))
@@ -413,6 +483,10 @@ def main():
     if only:
         configs = [c for c in configs
                    if "%dx%dx%dms" % c[:3] in only.split(",")]
+    kinds = COLLECTORS
+    if os.environ.get("VP_BENCH_COLLECTORS"):
+        kinds = [k for k in COLLECTORS
+                 if k in os.environ["VP_BENCH_COLLECTORS"].split(",")]
     xb.raise_nofile()
     mark = len(xb.sh("dmesg").splitlines())
     t_start = time.monotonic()
@@ -425,6 +499,7 @@ def main():
     if os.path.isdir("/sys/module/vcpuperf"):
         xb.sh("rmmod vcpuperf")
     xb.sh("insmod %s" % VPKO)
+    vm_cgroup()
     for cfg in configs:
         n, ne, ims, work = cfg
         name = "%dx%dx%dms" % (n, ne, ims)
@@ -433,11 +508,12 @@ def main():
         result["configs"].append(c)
         for p in range(passes):
             runs = {}
-            for kind in COLLECTORS:
+            for kind in kinds:
                 tag = "%s.%s.%d" % (name, kind, p)
                 t0 = time.monotonic()
                 try:
-                    runs[kind] = run(cfg, kind, tag)
+                    runs[kind] = run(cfg, kind, tag,
+                                     p * TICK_NS // passes)
                 except Exception as e:  # noqa: BLE001
                     problems.append("%s: %r" % (tag, e))
                     continue

@@ -5,11 +5,12 @@
     arm64_report.py ARM64_JSON[,ARM64_JSON...] META_JSON OUTDIR
 
 Reads what bench/arm64.py measured and writes OUTDIR/arm64.json (every
-figure, both passes) and OUTDIR/arm64.md: per configuration and collector
+figure, every run's) and OUTDIR/arm64.md: per configuration and collector
 the instructions per sample by share (module, target, tool) and the VM
-exits per vCPU per tick the collector caused, with their reasons, each
-the mean of the passes with the passes' largest disagreement; then the
-goals of issue 23, each met or not."""
+exits per vCPU per tick the collector caused, with their reasons; each
+figure a run's (boot's) median of its passes, the mean of the runs, with
+the runs' largest disagreement; then the goals of issue 23, each met or
+not."""
 
 import json
 import sys
@@ -68,7 +69,7 @@ def figures(cfg, runs):
 
 
 def spread(vals):
-    """The passes' largest disagreement, relative to their mean."""
+    """The runs' largest disagreement, relative to their mean."""
     vals = [v for v in vals if v is not None]
     if len(vals) < 2:
         return None
@@ -76,7 +77,25 @@ def spread(vals):
     return (max(vals) - min(vals)) / abs(m) if m else 0.0
 
 
-def combine(per_pass):
+def median(vals):
+    """The middle of @vals (the mean of the middle two of an even
+    number): one pass that a wake-up landed in the same tick as another
+    does not move it."""
+    v = sorted(vals)
+    h = len(v) // 2
+    return v[h] if len(v) % 2 else (v[h - 1] + v[h]) / 2
+
+
+def mean(vals):
+    return sum(vals) / len(vals)
+
+
+def combine(per_run):
+    """@per_run: for every run (boot), its passes' figures.  A run's
+    figure is the mean of its passes (each started at its own phase of
+    the scheduler tick); the result the mean of the runs, with their
+    largest disagreement."""
+    per_pass = [p for run in per_run for p in run]
     kinds = sorted(set().union(*[set(p) for p in per_pass]),
                    key=lambda k: order(k))
     out = {}
@@ -84,10 +103,11 @@ def combine(per_pass):
         ps = [p[k] for p in per_pass if k in p]
         c = {}
         for name in SHARES + ["total", "exits"]:
-            vals = [p[name] for p in ps]
-            c[name] = sum(vals) / len(vals)
-            c[name + "_passes"] = vals
-            c[name + "_spread"] = spread(vals)
+            runs = [median([p[k][name] for p in run if k in p])
+                    for run in per_run if any(k in p for p in run)]
+            c[name] = mean(runs)
+            c[name + "_runs"] = runs
+            c[name + "_spread"] = spread(runs)
         c["reasons"] = {r: sum(p["reasons"][r] for p in ps) / len(ps)
                         for r in ps[0]["reasons"]}
         c["kept"] = min(p["kept"] for p in ps)
@@ -119,19 +139,22 @@ def pct(x):
 
 def load_runs(paths):
     """One result of several runs (boots): each configuration's passes
-    from every run, in order."""
+    by run, in order (c["runs"])."""
     runs = [json.load(open(p)) for p in paths.split(",")]
     vm = runs[0]
+    vm["runs"] = len(runs)
+    for c in vm["configs"]:
+        c["runs"] = [c["passes"]]
     by_name = {c["name"]: c for c in vm["configs"]}
     for other in runs[1:]:
-        vm["passes"] += other["passes"]
         vm["problems"] = vm.get("problems", []) + other.get("problems", [])
         vm["bench_seconds"] = max(vm.get("bench_seconds") or 0,
                                   other.get("bench_seconds") or 0)
         for c in other["configs"]:
             if c["name"] in by_name:
-                by_name[c["name"]]["passes"] += c["passes"]
+                by_name[c["name"]]["runs"].append(c["passes"])
             else:
+                c["runs"] = [c["passes"]]
                 vm["configs"].append(c)
     return vm
 
@@ -145,13 +168,14 @@ def main():
                problems=vm.get("problems", []),
                bench_seconds=vm.get("bench_seconds"))
     for cfg in vm["configs"]:
-        per_pass = [figures(cfg, runs) for runs in cfg["passes"]]
-        per_pass = [p for p in per_pass if p]
+        per_run = [[f for f in (figures(cfg, p) for p in run) if f]
+                   for run in cfg["runs"]]
+        per_run = [r for r in per_run if r]
         res["configs"].append(dict(
             name=cfg["name"], vcpus=cfg["vcpus"], events=cfg["events"],
             interval_ms=cfg["interval_ms"],
             guest_instructions=cfg["guest_instructions"],
-            collectors=combine(per_pass) if per_pass else {}))
+            collectors=combine(per_run) if per_run else {}))
     goals = []
     agree = {n: [0, 0, 0.0] for n in SHARES + ["total"]}
     for c in res["configs"]:
@@ -197,7 +221,7 @@ def main():
                           "%.4f vs %.4f" % (kk["exits"], pg["exits"])))
     res["goals"] = [dict(config=g[0], goal=g[1], met=g[2], figures=g[3])
                     for g in goals]
-    res["pass_agreement"] = {n: dict(within_2pct=a[0], figures=a[1],
+    res["run_agreement"] = {n: dict(within_2pct=a[0], figures=a[1],
                                      largest=a[2])
                              for n, a in agree.items()}
     with open(outdir + "/arm64.json", "w") as f:
@@ -206,20 +230,22 @@ def main():
     w = []
     w.append("# vcpuperf benchmark on the arm64 bed\n")
     w.append("`make bench-arm64` (`scripts/bench-arm64.sh`), commit `%s`%s, "
-             "kernel %s, %s, %s; %d passes (%s), %.0f s.\n" %
+             "kernel %s, %s, %s; %s, %.0f s.\n" %
              (meta["commit"][:12], " (dirty tree)" if meta["dirty"] else "",
               res["kernel"], res["perf"], meta.get("qemu", "?"),
-              res["passes"], meta.get("runs", "one boot"),
-              meta["script_seconds"]))
+              meta.get("runs", "one boot"), meta["script_seconds"]))
     w.append("One emulated CPU, `-icount shift=0`: CPU time in ns is "
              "instructions executed.  Instructions per sample (a sample: "
              "one event of one thread in one interval) by share, and VM "
              "exits the collector caused per vCPU per tick (KVM's exit "
              "counters above the same work's without a collector).  Each "
-             "figure is the mean of the passes; `±` the passes' largest "
-             "disagreement.  Samples count only the intervals a collector "
-             "read (\"intervals read\": of those in the window, the least of "
-             "the passes; perf stat -I falls behind at 10 ms).  Events: 4 = %s; 8 = %s.\n" %
+             "figure is the mean of the runs, a run's the median of its "
+             "passes (each collector started at its pass's phase of the "
+             "scheduler tick); `±` the runs' largest disagreement.  Samples "
+             "count only the intervals a collector read (\"intervals "
+             "read\": of those in the window, the least of the passes; "
+             "perf stat -I falls behind at 10 ms).  Events: 4 = %s; "
+             "8 = %s.\n" %
              (", ".join(res["events"]["4"]), ", ".join(res["events"]["8"])))
     for c in res["configs"]:
         w.append("\n## %s (%d vCPU threads, %d events, %d ms; default "
@@ -247,7 +273,7 @@ def main():
         w.append("- %s: %s: %s (%s)" % (g["config"], g["goal"],
                                         "met" if g["met"] else "NOT met",
                                         g["figures"]))
-    w.append("\nThe passes agree within 2%% on %s." % "; ".join(
+    w.append("\nThe runs agree within 2%% on %s." % "; ".join(
         "%s %d of %d figures (largest disagreement %s)" %
         (n, a[0], a[1], pct(a[2])) for n, a in agree.items()))
     if res["problems"]:

@@ -7,14 +7,17 @@
 #
 #   (default)  8, 64 and 256 vCPU threads x 4 and 8 events x 10 and
 #              100 ms, every collector: two runs, each its own boot with
-#              one pass, side by side (the bed has one CPU, and icount
-#              makes its figures independent of the host's load); results
-#              in bench/results/arm64.{md,json}
+#              four passes (each collector started at its own quarter of
+#              the scheduler tick), side by side (the bed has one CPU, and
+#              icount makes its figures independent of the host's load);
+#              results in bench/results/arm64.{md,json}
 #   --smoke    8x4x100ms and 64x8x10ms, one pass; bench/results/smoke-arm64
 #   --out DIR  write arm64.{md,json} to DIR (inside the repository)
 #
 # While developing, VP_BENCH_ONLY=64x8x10ms[,...] runs only those
-# configurations; never for committed results.
+# configurations, VP_BENCH_COLLECTORS=none,vcpuperf-kick[,...] only those
+# collectors, VP_BENCH_PASSES=N N passes per boot; never for committed
+# results.
 #
 # The bed (scripts/arm64-bed.sh, cached) is Debian's arm64 kernel at EL2
 # in qemu-system-aarch64 -icount shift=0 on one emulated CPU: one
@@ -81,7 +84,8 @@ export VP_MODULE=$build/kmod/vcpuperf.ko VP_CAT=$build/tool/vcpuperf-cat \
 	VP_FLOOR=$build/floor/vpfloor.ko
 work=$out/.vm
 rm -rf "$work"
-if [ -n "$smoke" ]; then runs=1; tmo=1800; else runs=2; tmo=7200; fi
+if [ -n "$smoke" ]; then runs=1 passes=1 tmo=1800; else runs=2 passes=4 tmo=7200; fi
+passes=${VP_BENCH_PASSES:-$passes}
 echo "==== bench-arm64: $runs bed run(s)${smoke:+ (smoke)}"
 pids=()
 for i in $(seq 1 $runs); do
@@ -89,7 +93,7 @@ for i in $(seq 1 $runs); do
 	scripts/vm-run.sh --arch arm64 --kernel "$ARM64_KERNEL" --modules-dir "$ARM64_MODDIR" \
 		--busybox "$ARM64_BUSYBOX" --root "$ARM64_ROOT" --mem 2048 --smp 1 \
 		--timeout $tmo --out "$work/$i" --log "$work/$i/console.log" -- \
-		python3 bench/arm64.py $smoke --passes 1 --out /tmp/out >"$work/$i/vm-run.log" 2>&1 &
+		python3 bench/arm64.py $smoke --passes "$passes" --out /tmp/out >"$work/$i/vm-run.log" 2>&1 &
 	pids+=($!)
 done
 rc=0
@@ -106,7 +110,7 @@ end=$(date +%s)
 printf '{"script_seconds": %d, "commit": "%s", "dirty": %s, "qemu": "%s", "runs": "%s"}\n' \
 	$((end - start)) "$commit" $dirty \
 	"$(qemu-system-aarch64 --version | head -n 1)" \
-	"$runs boot(s) side by side, one pass each" >"$work/meta.json"
+	"$runs boot(s) side by side, $passes pass(es) each" >"$work/meta.json"
 python3 bench/arm64_report.py "$jsons" "$work/meta.json" "$out"
 for i in $(seq 1 $runs); do
 	mv "$work/$i/console.log" "$out/arm64-console-$i.log" 2>/dev/null || true
