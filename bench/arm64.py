@@ -108,11 +108,7 @@ def key(name):
     return k
 
 
-def threads_cpu(pid):
-    return xb.task_cpu_ns(pid)
-
-
-def vm_cgroup():
+def vm_sched():
     """The VMs' cgroup, cpu.idle (as a lab host's VMs have one, libvirt's
     machine.slice): on the one CPU a collector gets the CPU when it
     wakes.  SCHED_IDLE threads alone do not give it: CFS picks by
@@ -141,22 +137,6 @@ def at_tick_phase(phase_ns):
     while due < now + TICK_NS // 4:
         due += TICK_NS
     time.sleep((due - time.monotonic_ns()) / 1e9)
-
-
-def threads_slices(pid):
-    """Times the threads of process @pid were scheduled in (schedstat's
-    third field, every thread's sum)."""
-    tot = 0
-    try:
-        for t in os.listdir("/proc/%d/task" % pid):
-            try:
-                with open("/proc/%d/task/%s/schedstat" % (pid, t)) as f:
-                    tot += int(f.read().split()[2])
-            except (OSError, ValueError, IndexError):
-                pass
-    except OSError:
-        return 0
-    return tot
 
 
 def kvm_stats(pid):
@@ -326,7 +306,7 @@ class Collector:
             s["kthread"] = xb.schedstat_ns(self.kpid) or 0
             s["ticks"] = int(self.par("ticks"))
         elif self.p is not None:
-            s["tool"] = threads_cpu(self.p.pid) or 0
+            s["tool"] = xb.task_cpu_ns(self.p.pid) or 0
             if self.coll and self.coll.get("kpid"):
                 s["kthread"] = xb.schedstat_ns(self.coll["kpid"]) or 0
         return s
@@ -423,8 +403,7 @@ def run(cfg, kind, tag, phase_ns):
         time.sleep(2 * ims / 1000.0)
         # The VMM's threads are blocked outside the window: their
         # figures are read away from it; the collector's next to it.
-        k1, v1 = kvm_stats(vmm.pid), threads_cpu(vmm.pid)
-        w1 = threads_slices(vmm.pid)
+        k1, (v1, w1) = kvm_stats(vmm.pid), xb.task_schedstat(vmm.pid)
         st1 = c.status()
         at_tick_phase(GO_PHASE_NS)
         s1 = c.snap()
@@ -434,8 +413,7 @@ def run(cfg, kind, tag, phase_ns):
         t2 = time.monotonic_ns()
         s2 = c.snap()
         st2 = c.status()
-        v2, w2 = threads_cpu(vmm.pid), threads_slices(vmm.pid)
-        k2 = kvm_stats(vmm.pid)
+        (v2, w2), k2 = xb.task_schedstat(vmm.pid), kvm_stats(vmm.pid)
         if os.path.exists(c.out + ".ready"):
             with open(c.out + ".win", "w") as f:
                 f.write("%d %d\n" % (t1, t2))
@@ -499,7 +477,7 @@ def main():
     if os.path.isdir("/sys/module/vcpuperf"):
         xb.sh("rmmod vcpuperf")
     xb.sh("insmod %s" % VPKO)
-    vm_cgroup()
+    vm_sched()
     for cfg in configs:
         n, ne, ims, work = cfg
         name = "%dx%dx%dms" % (n, ne, ims)

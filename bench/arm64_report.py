@@ -92,7 +92,7 @@ def mean(vals):
 
 def combine(per_run):
     """@per_run: for every run (boot), its passes' figures.  A run's
-    figure is the mean of its passes (each started at its own phase of
+    figure is the median of its passes (each started at its own phase of
     the scheduler tick); the result the mean of the runs, with their
     largest disagreement."""
     per_pass = [p for run in per_run for p in run]

@@ -107,16 +107,29 @@ def schedstat_ns(pid):
         "/proc/%d/schedstat" % pid)
 
 
-def task_cpu_ns(pid):
-    """CPU time of every thread of process pid (schedstat), ns."""
-    tot = 0
+def task_schedstat(pid):
+    """(CPU time in ns, times scheduled in) of every thread of process
+    pid, summed (schedstat's first and third fields); None if it is
+    gone."""
+    ns = slices = 0
     try:
         for t in os.listdir("/proc/%d/task" % pid):
-            v = schedstat_ns_path("/proc/%d/task/%s/schedstat" % (pid, t))
-            tot += v or 0
+            try:
+                with open("/proc/%d/task/%s/schedstat" % (pid, t)) as f:
+                    v = f.read().split()
+                ns += int(v[0])
+                slices += int(v[2])
+            except (OSError, ValueError, IndexError):
+                pass
     except OSError:
         return None
-    return tot
+    return ns, slices
+
+
+def task_cpu_ns(pid):
+    """CPU time of every thread of process pid (schedstat), ns."""
+    st = task_schedstat(pid)
+    return st and st[0]
 
 
 def kthreads(prefix):
