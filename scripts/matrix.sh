@@ -111,7 +111,9 @@ TWO_CPU_TESTS="$TWO_CPU_TESTS vhost_worker_never_asked"
 # kernel die at random in static-key patching ("Oops: int3" in __schedule
 # or sched_clock_cpu while a jump label is rewritten), with or without
 # vcpuperf loaded (toggling a sched tracepoint 400 times is enough, even
-# early boot); 6.1 does not.  So these kernels run the whole suite on one
+# early boot); 6.1 only in modifier_table's probe, which opens and closes
+# tracepoint events dozens of times and now runs with one CPU online
+# (tests/integration/pmu.py).  So these kernels run the whole suite on one
 # vCPU, with timing figures said but not enforced (the sampler shares the
 # CPU with the workloads), and then the tests that need a second CPU on two
 # vCPUs that QEMU runs in one thread (--tcg-single: no cross-CPU
