@@ -456,9 +456,9 @@ PROBE_EVENTS = {"cycles": "hardware", "L1-dcache-loads": "hw-cache",
 CPUS = "/sys/devices/system/cpu"
 
 
-def other_cpus(online):
-    """Take every CPU but the first offline (@online False) or bring them
-    back; returns the ones changed.  The probe opens and closes perf
+def cpus_offline(cpus=None):
+    """Take every online CPU but the first offline and return them, or
+    with @cpus bring those back online.  The probe opens and closes perf
     tracepoint events dozens of times, and each time the kernel rewrites
     the tracepoint's static key and call (text_poke_bp): on the 6.1 VM's
     two multi-threaded TCG vCPUs that livelocked the guest twice (one
@@ -466,19 +466,23 @@ def other_cpus(online):
     the other waited in text_poke_bp for it; the matrix kernels boot one
     vCPU for the same reason).  With one CPU online no other executes the
     code being rewritten."""
-    changed = []
-    for d in sorted(os.listdir(CPUS)):
-        path = os.path.join(CPUS, d, "online")
-        if not d.startswith("cpu") or d == "cpu0" or \
-                not os.path.exists(path):
-            continue
-        with open(path) as f:
-            if f.read().strip() == ("1" if online else "0"):
-                continue
-        with open(path, "w") as f:
-            f.write("1" if online else "0")
-        changed.append(d)
-    return changed
+    if cpus is None:
+        cpus = [d for d in sorted(os.listdir(CPUS))
+                if d.startswith("cpu") and d != "cpu0" and
+                os.path.exists(os.path.join(CPUS, d, "online")) and
+                cpu_online(d)]
+        state = "0"
+    else:
+        state = "1"
+    for d in cpus:
+        with open(os.path.join(CPUS, d, "online"), "w") as f:
+            f.write(state)
+    return cpus
+
+
+def cpu_online(d):
+    with open(os.path.join(CPUS, d, "online")) as f:
+        return f.read().strip() == "1"
 
 
 @test
@@ -488,14 +492,14 @@ def modifier_table():
     refuses every one it ignores, with EINVAL and a reason naming the event
     and the modifier, and none it honours.  Keywords it would ignore are left out and
     flagged (perf_started and rows: modifiers_not_applied)."""
-    offline = other_cpus(False)
+    offline = cpus_offline()
     try:
         p = sh(PROBE, timeout=300)
     finally:
-        back = other_cpus(True)
+        cpus_offline(offline)
     print("  offline during the probe: %s" % (" ".join(offline) or "none"))
-    check(sorted(back) == sorted(offline), "CPUs back online: %s of %s" %
-          (back, offline))
+    check(all(cpu_online(d) for d in offline), "CPUs not back online: %s" %
+          [d for d in offline if not cpu_online(d)])
     verdicts = {}
     for ln in p.stdout.splitlines():
         v = json.loads(ln)
