@@ -26,7 +26,9 @@ and CFS's granularity is above any vCPU's work, so vCPU threads do not
 preempt one another at the tick: every switch between them is a vCPU's
 end or a collector's wake-up; a new task starts without CFS's debit (a
 collector started behind the VM missed intervals in some passes and not
-in others).  Measured over the window:
+in others); and the kernel's periodic housekeeping is off (quiet_bed()),
+whose wake-ups would add vCPU switches at a phase of their own.
+Measured over the window:
 
   module  the sampler kthread (vcpuperf/N, vpfloor) and the self-reads
           in the target threads (vcpuperf's status file)
