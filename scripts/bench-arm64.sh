@@ -92,7 +92,8 @@ for i in $(seq 1 $runs); do
 	mkdir -p "$work/$i"
 	scripts/vm-run.sh --arch arm64 --kernel "$ARM64_KERNEL" --modules-dir "$ARM64_MODDIR" \
 		--busybox "$ARM64_BUSYBOX" --root "$ARM64_ROOT" --mem 2048 --smp 1 \
-		--append psi=0 --timeout $tmo --out "$work/$i" --log "$work/$i/console.log" -- \
+		--append psi=0 --timeout $tmo --out "$work/$i" \
+		--log "$work/$i/console.log" -- \
 		python3 bench/arm64.py $smoke --passes "$passes" --out /tmp/out >"$work/$i/vm-run.log" 2>&1 &
 	pids+=($!)
 done

@@ -456,28 +456,26 @@ PROBE_EVENTS = {"cycles": "hardware", "L1-dcache-loads": "hw-cache",
 CPUS = "/sys/devices/system/cpu"
 
 
-def cpus_offline(cpus=None):
-    """Take every online CPU but the first offline and return them, or
-    with @cpus bring those back online.  The probe opens and closes perf
-    tracepoint events dozens of times, and each time the kernel rewrites
-    the tracepoint's static key and call (text_poke_bp): on the 6.1 VM's
-    two multi-threaded TCG vCPUs that livelocked the guest twice (one
-    vCPU kept executing the int3 of a site in __schedule already restored,
-    the other waited in text_poke_bp for it; the matrix kernels boot one
-    vCPU for the same reason).  With one CPU online no other executes the
-    code being rewritten."""
-    if cpus is None:
-        cpus = [d for d in sorted(os.listdir(CPUS))
-                if d.startswith("cpu") and d != "cpu0" and
-                os.path.exists(os.path.join(CPUS, d, "online")) and
-                cpu_online(d)]
-        state = "0"
-    else:
-        state = "1"
+def cpus_offline():
+    """Take every online CPU but the first offline; return them.  The
+    probe opens and closes perf tracepoint events dozens of times, and
+    each time the kernel rewrites the tracepoint's static key and call
+    (text_poke_bp): on the 6.1 VM's two multi-threaded TCG vCPUs that
+    livelocked the guest twice (one vCPU kept executing the int3 of a site
+    in __schedule already restored, the other waited in text_poke_bp for
+    it; the matrix kernels boot one vCPU for the same reason).  With one
+    CPU online no other executes the code being rewritten."""
+    cpus = [d for d in sorted(os.listdir(CPUS))
+            if d.startswith("cpu") and d != "cpu0" and
+            os.path.exists(os.path.join(CPUS, d, "online")) and cpu_online(d)]
+    set_online(cpus, False)
+    return cpus
+
+
+def set_online(cpus, online):
     for d in cpus:
         with open(os.path.join(CPUS, d, "online"), "w") as f:
-            f.write(state)
-    return cpus
+            f.write("1" if online else "0")
 
 
 def cpu_online(d):
@@ -496,7 +494,7 @@ def modifier_table():
     try:
         p = sh(PROBE, timeout=300)
     finally:
-        cpus_offline(offline)
+        set_online(offline, True)
     print("  offline during the probe: %s" % (" ".join(offline) or "none"))
     check(all(cpu_online(d) for d in offline), "CPUs not back online: %s" %
           [d for d in offline if not cpu_online(d)])
