@@ -215,9 +215,10 @@ static void check_jsonl(const char *buf, size_t len)
  *    so that ASan's redzone follows them: a reassembly buffer just above
  *    the largest record (64 KiB), and writers of FZ_JSON_BUFSZ bytes, far
  *    below VC_JSON_SLACK but above anything a caller reserves with
- *    json_need() (at most an escaped event name, ~300 bytes).  The writers
- *    thus flush constantly, and any write past what json_need() reserved
- *    runs into the redzone instead of into a megabyte of slack.
+ *    json_need() (at most a row's head with its cached segments, under
+ *    2 KiB).  The writers thus flush constantly, and any write past what
+ *    json_need() reserved runs into the redzone instead of into a
+ *    megabyte of slack.
  */
 #define FZ_CACHE_MIN	(256U * 1024U)
 #define FZ_CACHE_SLOTS	8

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Counter arithmetic shared by vcpuperf.ko and vcpuperf-cat: per-interval
- * deltas of cumulative counters and multiplex scaling, overflow-safe over
- * the whole u64 range without 128-bit division (the kernel has none).
+ * Counter arithmetic shared by vcpuperf.ko and vcpuperf-cat: the 128-bit
+ * a * b / c of multiplex scaling, overflow-safe over the whole u64 range
+ * without 128-bit division (the kernel has none).  The per-interval
+ * deltas and the scaling that calls it are inline in vcpuperf_lib.h.
  */
 #include "vcpuperf_lib.h"
 
@@ -57,60 +58,4 @@ __u64 vp_mul_div(__u64 a, __u64 b, __u64 c, bool *overflow)
 		}
 	}
 	return q;
-}
-
-/**
- * vp_scale() - estimate a multiplexed count for the whole enabled time
- * @value:	raw count over the interval
- * @enabled:	time the counter was enabled over the interval
- * @running:	time it was on the PMU over the interval
- * @scaled:	value * enabled / running
- *
- * Return: false when no estimate exists (running is 0 while enabled is
- * not: the counter never got onto the PMU) or it would overflow; true
- * otherwise.  A counter that was not enabled at all (the thread did not
- * run) is an exact 0 when its value is 0.
- */
-bool vp_scale(__u64 value, __u64 enabled, __u64 running, __u64 *scaled)
-{
-	bool overflow;
-
-	if (!enabled) {
-		*scaled = value;
-		return true;
-	}
-	if (!running)
-		return false;
-	if (running >= enabled) {
-		*scaled = value;
-		return true;
-	}
-	*scaled = vp_mul_div(value, enabled, running, &overflow);
-	return !overflow;
-}
-
-/**
- * vp_count_delta() - change of a cumulative counter between two reads
- * @prev:	earlier read (all zero before the first read)
- * @cur:	later read
- * @d:		the delta
- *
- * A counter that went backwards in any field was recreated (a new counter
- * on a reused thread id, say): the delta then runs from zero.
- */
-void vp_count_delta(const struct vcpuperf_count *prev,
-		    const struct vcpuperf_count *cur, struct vp_delta *d)
-{
-	d->restarted = cur->value < prev->value ||
-		       cur->enabled < prev->enabled ||
-		       cur->running < prev->running;
-	if (d->restarted) {
-		d->value = cur->value;
-		d->enabled = cur->enabled;
-		d->running = cur->running;
-		return;
-	}
-	d->value = cur->value - prev->value;
-	d->enabled = cur->enabled - prev->enabled;
-	d->running = cur->running - prev->running;
 }

@@ -7,14 +7,11 @@
 #include <stdlib.h>
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 
 #include "jsonl.h"
 
 #define VC_JSON_DOUBLE_MAX	40	/* room for json_double(), %.6g too */
-
-/* A 64-bit number is formatted in chunks of this many digits. */
-#define VC_JSON_CHUNK_DIGITS	8
-#define VC_JSON_CHUNK		100000000ULL	/* 10^VC_JSON_CHUNK_DIGITS */
 
 static const char json_digit_pairs[201] =
 	"00010203040506070809101112131415161718192021222324252627282930313233"
@@ -87,62 +84,91 @@ void json_make_room(struct json_writer *w, size_t n)
 		abort();
 }
 
-/* Digits of @v (below 10^8) before @p, no leading zeros; the new start. */
-static char *json_u32_digits(char *p, __u32 v)
-{
-	while (v >= 100) {
-		__u32 q = v / 100, r = v - q * 100;
+/* 10^8: a 64-bit number is formatted in 32-bit chunks of 8 digits. */
+#define VC_JSON_CHUNK		100000000U
+#define VC_JSON_CHUNK_DIGITS	8
+#define VC_JSON_HALF_CHUNK	10000U	/* 10^(VC_JSON_CHUNK_DIGITS / 2) */
 
-		p -= 2;
-		memcpy(p, json_digit_pairs + 2 * r, 2);
-		v = q;
-	}
-	if (v >= 10) {
-		p -= 2;
-		memcpy(p, json_digit_pairs + 2 * v, 2);
-	} else {
-		*--p = (char)('0' + v);
-	}
-	return p;
+/* Two digits of @v (below 100) at @p. */
+static inline void json_pair(char *p, __u32 v)
+{
+	memcpy(p, json_digit_pairs + 2 * v, 2);
 }
 
-/* Exactly VC_JSON_CHUNK_DIGITS digits of @v before @p; the new start. */
-static char *json_u32_chunk(char *p, __u32 v)
+/* Exactly VC_JSON_CHUNK_DIGITS digits of @v (below 10^8) at @p. */
+static void json_chunk(char *p, __u32 v)
 {
-	unsigned int i;
+	__u32 hi = v / VC_JSON_HALF_CHUNK, lo = v - hi * VC_JSON_HALF_CHUNK;
 
-	for (i = 0; i < VC_JSON_CHUNK_DIGITS / 2; i++) {
-		__u32 q = v / 100, r = v - q * 100;
+	json_pair(p, hi / 100);
+	json_pair(p + 2, hi % 100);
+	json_pair(p + 4, lo / 100);
+	json_pair(p + 6, lo % 100);
+}
 
-		p -= 2;
-		memcpy(p, json_digit_pairs + 2 * r, 2);
-		v = q;
+/* Decimal digits of @v: compares only. */
+static unsigned int json_digits32(__u32 v)
+{
+	if (v < 100000)
+		return v < 100 ? (v < 10 ? 1 : 2) :
+		       v < 10000 ? (v < 1000 ? 3 : 4) : 5;
+	return v < 10000000 ? (v < 1000000 ? 6 : 7) :
+	       v < 1000000000 ? (v < VC_JSON_CHUNK ? 8 : 9) : 10;
+}
+
+/* @v at @p with no leading zeros, two digits at a time from the end. */
+static char *json_fmt_u32(char *p, __u32 v)
+{
+	char *end = p + json_digits32(v), *q = end;
+
+	while (v >= 100) {
+		__u32 d = v / 100;
+
+		q -= 2;
+		json_pair(q, v - d * 100);
+		v = d;
 	}
-	return p;
+	if (v >= 10)
+		json_pair(q - 2, v);
+	else
+		q[-1] = (char)('0' + v);
+	return end;
 }
 
 /**
- * json_u64() - append an unsigned decimal
- * @w:		the writer (room for 20 bytes is ensured)
+ * json_fmt_u64() - format an unsigned decimal in place
+ * @p:		where it goes: room for VC_JSON_INT_MAX bytes
  * @v:		the number
  *
- * In chunks of 10^8 (a 64-bit number has at most three), each done with
- * 32-bit arithmetic, two digits at a time: the hot path of every row.
+ * Straight into place, with 32-bit arithmetic only (a 64-bit number is
+ * at most three chunks of 10^8): the hot path of every row.
+ *
+ * Return: the byte after the last digit.
  */
-void json_u64(struct json_writer *w, __u64 v)
+char *json_fmt_u64(char *p, __u64 v)
 {
-	char tmp[VC_JSON_INT_MAX];
-	char *p = tmp + sizeof(tmp);
+	__u64 hi;
+	__u32 lo;
 
-	json_need(w, sizeof(tmp));
-	while (v >= VC_JSON_CHUNK) {
-		__u64 q = v / VC_JSON_CHUNK;
-
-		p = json_u32_chunk(p, (__u32)(v - q * VC_JSON_CHUNK));
-		v = q;
+	if (v < 10) {
+		*p = (char)('0' + v);
+		return p + 1;
 	}
-	p = json_u32_digits(p, (__u32)v);
-	json_mem(w, p, tmp + sizeof(tmp) - p);
+	if (v <= UINT32_MAX)
+		return json_fmt_u32(p, (__u32)v);
+	hi = v / VC_JSON_CHUNK;
+	lo = (__u32)(v - hi * VC_JSON_CHUNK);
+	if (hi <= UINT32_MAX) {
+		p = json_fmt_u32(p, (__u32)hi);
+	} else {
+		__u64 top = hi / VC_JSON_CHUNK;
+
+		p = json_fmt_u32(p, (__u32)top);
+		json_chunk(p, (__u32)(hi - top * VC_JSON_CHUNK));
+		p += VC_JSON_CHUNK_DIGITS;
+	}
+	json_chunk(p, lo);
+	return p + VC_JSON_CHUNK_DIGITS;
 }
 
 /**
@@ -152,13 +178,7 @@ void json_u64(struct json_writer *w, __u64 v)
  */
 void json_s64(struct json_writer *w, long long v)
 {
-	json_need(w, VC_JSON_INT_MAX);
-	if (v < 0) {
-		json_putc(w, '-');
-		json_u64(w, 0ULL - (__u64)v);
-		return;
-	}
-	json_u64(w, (__u64)v);
+	json_cursor_end(w, json_p_s64(json_cursor(w, VC_JSON_INT_MAX), v));
 }
 
 /**
@@ -314,42 +334,6 @@ void json_strn(struct json_writer *w, const char *s, size_t n)
 void json_str(struct json_writer *w, const char *s)
 {
 	json_strn(w, s, strnlen(s, VC_JSON_STR_MAX));
-}
-
-/**
- * json_bool() - append true or false
- * @w:		the writer
- * @v:		the value
- */
-void json_bool(struct json_writer *w, bool v)
-{
-	if (v)
-		json_put_lit(w, "true");
-	else
-		json_put_lit(w, "false");
-}
-
-/**
- * json_null() - append null
- * @w:		the writer
- */
-void json_null(struct json_writer *w)
-{
-	json_put_lit(w, "null");
-}
-
-/**
- * json_opt_u64() - append a number, or null when it is not known
- * @w:		the writer
- * @have:	@v is known
- * @v:		the number
- */
-void json_opt_u64(struct json_writer *w, bool have, __u64 v)
-{
-	if (have)
-		json_u64(w, v);
-	else
-		json_null(w);
 }
 
 /**

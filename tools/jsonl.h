@@ -88,15 +88,87 @@ static inline void json_put_char(struct json_writer *w, char c)
 
 #define json_put_lit(w, s)	json_put((w), (s), sizeof(s) - 1)
 
-void json_u64(struct json_writer *w, __u64 v);
+char *json_fmt_u64(char *p, __u64 v);
+
+/*
+ * Writing at a cursor: json_cursor() makes room for a whole run of
+ * writes at once and returns where they go; the json_p_* helpers write
+ * at the cursor and return the new one (no room check, no store to the
+ * writer: the hot path of a row); json_cursor_end() makes it the end of
+ * the output.
+ */
+static inline char *json_cursor(struct json_writer *w, size_t room)
+{
+	json_need(w, room);
+	return w->buf + w->len;
+}
+
+static inline void json_cursor_end(struct json_writer *w, char *p)
+{
+	w->len = (size_t)(p - w->buf);
+}
+
+static inline char *json_p_mem(char *p, const void *s, size_t n)
+{
+	memcpy(p, s, n);
+	return p + n;
+}
+
+#define json_p_lit(p, s)	json_p_mem((p), (s), sizeof(s) - 1)
+
+static inline char *json_p_s64(char *p, long long v)
+{
+	if (v < 0) {
+		*p++ = '-';
+		return json_fmt_u64(p, 0ULL - (__u64)v);
+	}
+	return json_fmt_u64(p, (__u64)v);
+}
+
+static inline char *json_p_bool(char *p, bool v)
+{
+	return v ? json_p_lit(p, "true") : json_p_lit(p, "false");
+}
+
+/* A number, or null when it is not known (!@have). */
+static inline char *json_p_opt_u64(char *p, bool have, __u64 v)
+{
+	return have ? json_fmt_u64(p, v) : json_p_lit(p, "null");
+}
+
+/* Append an unsigned decimal. */
+static inline void json_u64(struct json_writer *w, __u64 v)
+{
+	json_cursor_end(w, json_fmt_u64(json_cursor(w, VC_JSON_INT_MAX), v));
+}
+
+static inline void json_bool(struct json_writer *w, bool v)
+{
+	if (v)
+		json_put_lit(w, "true");
+	else
+		json_put_lit(w, "false");
+}
+
+static inline void json_null(struct json_writer *w)
+{
+	json_put_lit(w, "null");
+}
+
+/* Append a number, or null when it is not known (!@have). */
+static inline void json_opt_u64(struct json_writer *w, bool have, __u64 v)
+{
+	if (have)
+		json_u64(w, v);
+	else
+		json_null(w);
+}
+
 void json_s64(struct json_writer *w, long long v);
 void json_fixed(struct json_writer *w, __u64 v, unsigned int scale_digits);
 void json_double(struct json_writer *w, double v);
 void json_strn(struct json_writer *w, const char *s, size_t n);
 void json_str(struct json_writer *w, const char *s);
-void json_bool(struct json_writer *w, bool v);
-void json_null(struct json_writer *w);
-void json_opt_u64(struct json_writer *w, bool have, __u64 v);
 size_t json_escape(char *out, size_t outlen, const char *s, size_t n);
 
 void json_begin(struct json_writer *w, char open);

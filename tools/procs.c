@@ -61,6 +61,7 @@ static void vc_json_value(char *out, size_t len, const char *s)
 struct vc_proc *vc_proc_start(struct vc_proc **procs,
 			      const struct vcpuperf_process *r)
 {
+	static __u64 generation;
 	struct vc_proc *p = vc_proc_find(*procs, r->pid), *next;
 	__u32 i;
 
@@ -74,6 +75,7 @@ struct vc_proc *vc_proc_start(struct vc_proc **procs,
 	next = p->next;
 	memset(p, 0, sizeof(*p));
 	p->next = next;
+	p->gen = ++generation;
 	p->pid = r->pid;
 	p->kind = r->kind;
 	p->flags = r->flags;

@@ -32,6 +32,8 @@
  * @prev_t_mono: t_mono_ns of the previous process sample
  * @ratios:	operands of ipc and cache_miss_rate among @ev
  * @rows:	per-VM rows written since its process record
+ * @gen:	a number no earlier process record had: what was made from
+ *		this entry (a row segment with @vm_json) is good while it holds
  * @next:	the next process the decoder knows
  *
  * Only procs.c changes these; a process record for a pid seen before
@@ -57,6 +59,7 @@ struct vc_proc {
 	__u64 prev_t_mono;
 	struct vc_ratios ratios;
 	__u64 rows;
+	__u64 gen;
 	struct vc_proc *next;
 };
 

@@ -92,15 +92,63 @@ static const struct {
 	[VC_ROW_RAW] = VC_ROW_KEY(",\"raw\":"),
 };
 
+/*
+ * An event's key is copied with this many bytes whatever its length (a
+ * copy of constant size is a few moves, one of variable size a call):
+ * the bytes past the key are overwritten by what follows.
+ */
+#define VC_KEY_COPY		32
+
+/* Room for a thread's identity segment (see struct vc_row_keys). */
+#define VC_ID_SEG_LEN	(VC_PROC_JSON_LEN(VCPUPERF_VM_NAME_LEN) + \
+			 VC_PROC_JSON_LEN(VCPUPERF_UUID_LEN) + 256)
+/* Room for the segment from "source" to "dt_ns". */
+#define VC_IV_SEG_LEN		160
+
 /**
- * struct vc_row_keys - the keys of one thread's events, as rows have them
+ * struct vc_id_of - what a thread's identity segment was made from
+ * @pid:	the samples' pid
+ * @tid:	their tid
+ * @vcpu:	their vCPU index
+ * @role_vcpu:	the thread's own vCPU index (its role)
+ * @kind:	its target kind (its role)
+ * @proc:	its process, or NULL
+ * @gen:	@proc's generation then (its VM name and UUID)
+ */
+struct vc_id_of {
+	__u32 pid;
+	__u32 tid;
+	__s32 vcpu;
+	__s32 role_vcpu;
+	__u32 kind;
+	const struct vc_proc *proc;
+	__u64 gen;
+};
+
+/**
+ * struct vc_row_keys - what one thread's rows repeat, written once
  * @key:	per event, ,"name": with - and : made _, escaped, unique in
- *		the row
+ *		the row (room for VC_KEY_COPY bytes at least)
  * @len:	lengths of @key
+ * @iv_seg:	,"source":...,"interval_s":I,"dt_ns": for @iv_ns
+ * @iv_len:	its length, 0 before the first row
+ * @iv_ns:	the interval it was made for
+ * @id_seg:	,"pid":...,"vm":...,"uuid":...,"ran": for @id_of
+ * @id_len:	its length, 0 before the first row
+ * @id_of:	what it was made from
+ *
+ * The segments are remade when what they were made from changes (a new
+ * interval, a process record that reset the VM's identity).
  */
 struct vc_row_keys {
 	char key[VCPUPERF_MAX_EVENTS][VC_KEY_LEN];
 	unsigned short len[VCPUPERF_MAX_EVENTS];
+	char iv_seg[VC_IV_SEG_LEN];
+	size_t iv_len;
+	__u64 iv_ns;
+	char id_seg[VC_ID_SEG_LEN];
+	size_t id_len;
+	struct vc_id_of id_of;
 };
 
 /* Is the bare key already used by a fixed key or an event before @n? */
@@ -237,9 +285,11 @@ void *vc_row_thread_start(struct vc_sink *sink, const struct vc_tid *t,
 
 	(void)sink;
 	if (!k)
-		k = malloc(sizeof(*k));
+		k = calloc(1, sizeof(*k));
 	if (!k)
 		return NULL;
+	k->iv_len = 0;
+	k->id_len = 0;
 	for (i = 0; i < t->nr_events; i++)
 		vc_make_key(k, t->ev, i);
 	return k;
@@ -256,7 +306,9 @@ void vc_row_thread_free(struct vc_sink *sink, void *data)
 	free(data);
 }
 
-static void vc_put_key(struct json_writer *w, enum vc_row_key key)
+/* Inlined: the key's text and length are then constants, its copy moves. */
+static inline __attribute__((always_inline))
+void vc_put_key(struct json_writer *w, enum vc_row_key key)
 {
 	json_put(w, vc_row_keys[key].text, vc_row_keys[key].len);
 }
@@ -307,6 +359,16 @@ static void vc_ratio(struct json_writer *w, int ia, int ib,
 	json_double(w, (double)row->value[ia] / (double)row->value[ib]);
 }
 
+/* A row key at a cursor (inlined: a copy of constant size). */
+static inline __attribute__((always_inline))
+char *vc_p_key(char *p, enum vc_row_key key)
+{
+	return json_p_mem(p, vc_row_keys[key].text, vc_row_keys[key].len);
+}
+
+/* Room for a run of time keys and their values (vc_row_derived()). */
+#define VC_ROW_TIMES_MAX	256
+
 /*
  * The keys after the counts, the same in thread and per-VM rows: ipc,
  * cache_miss_rate, time_enabled/running, multiplexed, read_window_ns.
@@ -314,18 +376,22 @@ static void vc_ratio(struct json_writer *w, int ia, int ib,
 static void vc_row_derived(struct json_writer *w, const struct vc_ratios *r,
 			   const struct vc_row *row, __u64 read_window_ns)
 {
+	char *p;
+
 	vc_put_key(w, VC_ROW_IPC);
 	vc_ratio(w, r->i_insns, r->i_cycles, row);
 	vc_put_key(w, VC_ROW_MISS_RATE);
 	vc_ratio(w, r->i_misses, r->i_refs, row);
-	vc_put_key(w, VC_ROW_ENABLED);
-	json_opt_u64(w, row->counted, row->enabled_ns);
-	vc_put_key(w, VC_ROW_RUNNING);
-	json_opt_u64(w, row->counted, row->running_ns);
-	vc_put_key(w, VC_ROW_MULTIPLEXED);
-	json_bool(w, row->multiplexed);
-	vc_put_key(w, VC_ROW_READ_WINDOW);
-	json_u64(w, read_window_ns);
+	p = json_cursor(w, VC_ROW_TIMES_MAX);
+	p = vc_p_key(p, VC_ROW_ENABLED);
+	p = json_p_opt_u64(p, row->counted, row->enabled_ns);
+	p = vc_p_key(p, VC_ROW_RUNNING);
+	p = json_p_opt_u64(p, row->counted, row->running_ns);
+	p = vc_p_key(p, VC_ROW_MULTIPLEXED);
+	p = json_p_bool(p, row->multiplexed);
+	p = vc_p_key(p, VC_ROW_READ_WINDOW);
+	p = json_fmt_u64(p, read_window_ns);
+	json_cursor_end(w, p);
 }
 
 static void vc_raw(struct json_writer *w,
@@ -383,24 +449,41 @@ static void vc_row_identity(struct json_writer *w, const struct vc_tid *t)
 	vc_proc_json(w, t->proc ? t->proc->uuid_json : NULL);
 }
 
-/* The keys every row starts with, up to its pid. */
-static void vc_row_start(struct json_writer *w, const struct vc_jsonl *out,
-			 const struct vcpuperf_rec *rec, __u64 interval_ns,
-			 const struct vc_row *row, __u32 pid)
+/* "source" to "interval_s": the same in every row of one interval. */
+static void vc_row_origin(struct json_writer *w, __u64 interval_ns)
 {
-	/* the first key of the line, without its comma */
-	json_put_char(w, '{');
-	json_put(w, vc_row_keys[VC_ROW_T_MONO].text + 1,
-		 vc_row_keys[VC_ROW_T_MONO].len - 1);
-	json_s64(w, (long long)(rec->t_mono_ns - out->mono_origin));
-	vc_put_key(w, VC_ROW_T_WALL);
-	json_u64(w, rec->t_wall_ns);
 	vc_put_key(w, VC_ROW_SOURCE);
 	json_put_lit(w, "\"vcpuperf\"");
 	vc_put_key(w, VC_ROW_AVAILABLE);
 	json_bool(w, false);
 	vc_put_key(w, VC_ROW_INTERVAL);
 	json_fixed(w, interval_ns, VC_NS_DIGITS_S);
+}
+
+/* A row's opening and its two times, at a cursor (VC_ROW_TIMES_MAX). */
+static inline char *vc_p_row_open(char *p, const struct vc_jsonl *out,
+				  const struct vcpuperf_rec *rec)
+{
+	*p++ = '{';
+	/* the first key of the line, without its comma */
+	p = json_p_mem(p, vc_row_keys[VC_ROW_T_MONO].text + 1,
+		       vc_row_keys[VC_ROW_T_MONO].len - 1);
+	p = json_p_s64(p, (long long)(rec->t_mono_ns - out->mono_origin));
+	p = vc_p_key(p, VC_ROW_T_WALL);
+	return json_fmt_u64(p, rec->t_wall_ns);
+}
+
+/*
+ * The keys a per-VM row starts with, up to its pid (a thread's row has
+ * most of them in its segments: vc_row_head()).
+ */
+static void vc_row_start(struct json_writer *w, const struct vc_jsonl *out,
+			 const struct vcpuperf_rec *rec, __u64 interval_ns,
+			 const struct vc_row *row, __u32 pid)
+{
+	json_cursor_end(w, vc_p_row_open(json_cursor(w, VC_ROW_TIMES_MAX),
+					 out, rec));
+	vc_row_origin(w, interval_ns);
 	vc_put_key(w, VC_ROW_DT);
 	vc_opt_s64(w, row->have_dt, row->dt_ns);
 	vc_put_key(w, VC_ROW_SEQ);
@@ -409,26 +492,125 @@ static void vc_row_start(struct json_writer *w, const struct vc_jsonl *out,
 	json_u64(w, pid);
 }
 
-/* Time, origin and identity: the keys before the events'. */
+/* A writer into a thread's segment: never flushed (a segment fits). */
+static void vc_seg_writer(struct json_writer *w, char *buf, size_t cap)
+{
+	memset(w, 0, sizeof(*w));
+	w->buf = buf;
+	w->cap = cap;
+}
+
+/* The segment from "source" to the key of "dt_ns", for @interval_ns. */
+static void vc_make_iv_seg(struct vc_row_keys *k, __u64 interval_ns)
+{
+	struct json_writer w;
+
+	vc_seg_writer(&w, k->iv_seg, sizeof(k->iv_seg));
+	vc_row_origin(&w, interval_ns);
+	vc_put_key(&w, VC_ROW_DT);
+	k->iv_len = w.len;
+	k->iv_ns = interval_ns;
+}
+
+/* What a thread's identity segment is made from, now. */
+static void vc_id_now(struct vc_id_of *id, const struct vc_tid *t,
+		      const struct vcpuperf_sample *s)
+{
+	id->pid = s->id.pid;
+	id->tid = s->rec.tid;
+	id->vcpu = s->id.vcpu;
+	id->role_vcpu = t->vcpu;
+	id->kind = t->kind;
+	id->proc = t->proc;
+	id->gen = t->proc ? t->proc->gen : 0;
+}
+
+/* Was the identity segment made from this? */
+static bool vc_id_same(const struct vc_id_of *a, const struct vc_id_of *b)
+{
+	return a->pid == b->pid && a->tid == b->tid && a->vcpu == b->vcpu &&
+	       a->role_vcpu == b->role_vcpu && a->kind == b->kind &&
+	       a->proc == b->proc && a->gen == b->gen;
+}
+
+/* The segment from the key of "pid" to that of "ran", for @id. */
+static void vc_make_id_seg(struct vc_row_keys *k, const struct vc_tid *t,
+			   const struct vc_id_of *id)
+{
+	struct json_writer w;
+
+	vc_seg_writer(&w, k->id_seg, sizeof(k->id_seg));
+	vc_put_key(&w, VC_ROW_PID);
+	json_u64(&w, id->pid);
+	vc_put_key(&w, VC_ROW_TID);
+	json_u64(&w, id->tid);
+	vc_put_key(&w, VC_ROW_VCPU);
+	if (id->vcpu == (__s32)VCPUPERF_NO_VCPU)
+		json_null(&w);
+	else
+		json_s64(&w, id->vcpu);
+	vc_row_identity(&w, t);
+	vc_put_key(&w, VC_ROW_RAN);
+	k->id_len = w.len;
+	k->id_of = *id;
+}
+
+/*
+ * Room for what vc_row_head() writes at its cursor: the opening, the two
+ * segments, and dt_ns, seq and ran between and after them.
+ */
+#define VC_ROW_HEAD_MAX	(VC_ROW_TIMES_MAX + VC_IV_SEG_LEN + VC_ID_SEG_LEN + \
+			 VC_ROW_TIMES_MAX)
+/* Room for an event's key and value (vc_write_row()). */
+#define VC_ROW_EVENT_MAX	(VC_KEY_LEN + VC_KEY_COPY + VC_JSON_INT_MAX)
+
+/*
+ * Time, origin and identity: the keys before the events'.  What does not
+ * change from one row of a thread to the next is copied from its
+ * segments, made again when what they were made from changed.
+ */
 static void vc_row_head(struct json_writer *w, const struct vc_jsonl *out,
-			const struct vc_tid *t, const struct vc_row *row)
+			const struct vc_tid *t, struct vc_row_keys *k,
+			const struct vc_row *row)
 {
 	const struct vcpuperf_sample *s = row->s;
+	struct vc_id_of id;
+	char *p;
 
-	vc_row_start(w, out, &s->rec, s->interval_ns, row, s->id.pid);
-	vc_put_key(w, VC_ROW_TID);
-	json_u64(w, s->rec.tid);
-	vc_put_key(w, VC_ROW_VCPU);
-	if (s->id.vcpu == VCPUPERF_NO_VCPU)
-		json_null(w);
+	if (!k->iv_len || k->iv_ns != s->interval_ns)
+		vc_make_iv_seg(k, s->interval_ns);
+	vc_id_now(&id, t, s);
+	if (!k->id_len || !vc_id_same(&id, &k->id_of))
+		vc_make_id_seg(k, t, &id);
+	p = vc_p_row_open(json_cursor(w, VC_ROW_HEAD_MAX), out, &s->rec);
+	p = json_p_mem(p, k->iv_seg, k->iv_len);
+	if (row->have_dt)
+		p = json_p_s64(p, row->dt_ns);
 	else
-		json_s64(w, s->id.vcpu);
-	vc_row_identity(w, t);
-	vc_put_key(w, VC_ROW_RAN);
+		p = json_p_lit(p, "null");
+	p = vc_p_key(p, VC_ROW_SEQ);
+	p = json_fmt_u64(p, s->rec.seq);
+	p = json_p_mem(p, k->id_seg, k->id_len);
 	if (row->counted)
-		json_bool(w, row->ran);
+		p = json_p_bool(p, row->ran);
 	else
-		json_null(w);
+		p = json_p_lit(p, "null");
+	json_cursor_end(w, p);
+}
+
+/*
+ * An event's key and value at a cursor: a short key is copied with a
+ * constant size (VC_KEY_COPY: the bytes past it are written over next).
+ */
+static inline char *vc_p_event(char *p, const struct vc_row_keys *k,
+			       __u32 i, bool have, __u64 v)
+{
+	if (k->len[i] > VC_KEY_COPY)
+		p = json_p_mem(p, k->key[i], k->len[i]);
+	else
+		p = json_p_mem(p, k->key[i], VC_KEY_COPY) -
+		    (VC_KEY_COPY - k->len[i]);
+	return json_p_opt_u64(p, have, v);
 }
 
 /**
@@ -441,21 +623,25 @@ void vc_write_row(struct vc_sink *sink, const struct vc_tid *t,
 		  const struct vc_row *row)
 {
 	const struct vc_jsonl *out = container_of(sink, struct vc_jsonl, sink);
-	const struct vc_row_keys *k = t->sink_data;
+	struct vc_row_keys *k = t->sink_data;
 	struct json_writer *w = out->rows;
 	__u32 i;
+	char *p;
 
-	vc_row_head(w, out, t, row);
+	vc_row_head(w, out, t, k, row);
 	for (i = 0; i < row->s->nr_events; i++) {
-		json_put(w, k->key[i], k->len[i]);
-		json_opt_u64(w, row->have[i], row->value[i]);
+		p = json_cursor(w, VC_ROW_EVENT_MAX);
+		p = vc_p_event(p, k, i, row->have[i], row->value[i]);
+		json_cursor_end(w, p);
 	}
 	vc_row_derived(w, &t->ratios, row, row->s->read_window_ns);
 	/* How late the read was after its grid point; null off the grid. */
-	vc_put_key(w, VC_ROW_LATE);
-	json_opt_u64(w, row->s->grid_ns && row->s->rec.t_mono_ns >=
-		   row->s->grid_ns,
-		   row->s->rec.t_mono_ns - row->s->grid_ns);
+	p = json_cursor(w, VC_ROW_TIMES_MAX);
+	p = vc_p_key(p, VC_ROW_LATE);
+	p = json_p_opt_u64(p, row->s->grid_ns && row->s->rec.t_mono_ns >=
+			   row->s->grid_ns,
+			   row->s->rec.t_mono_ns - row->s->grid_ns);
+	json_cursor_end(w, p);
 	if (t->not_applied)
 		vc_not_applied(w, t, k);
 	if (out->raw)

@@ -277,13 +277,28 @@ void vc_counts_delta(struct vcpuperf_count *prev,
 	row->counted = false;
 	row->ran = false;
 	row->multiplexed = false;
+	if (mask && !memcmp(prev, cur, nr * sizeof(*cur))) {
+		/*
+		 * Nothing moved: the thread did not run, and every counter
+		 * that exists is an exact 0 (vp_scale() of 0 over 0).
+		 */
+		memset(row->d, 0, nr * sizeof(row->d[0]));
+		for (i = 0; i < nr; i++) {
+			row->have[i] = mask & (1U << i);
+			row->value[i] = 0;
+		}
+		row->counted = true;
+		row->running_ns = 0;
+		return;
+	}
 	for (i = 0; i < nr; i++) {
 		struct vp_delta *dl = &row->d[i];
 
-		row->have[i] = false;
-		memset(dl, 0, sizeof(*dl));
-		if (!(mask & (1U << i)))
+		if (!(mask & (1U << i))) {
+			row->have[i] = false;
+			memset(dl, 0, sizeof(*dl));
 			continue;
+		}
 		row->counted = true;
 		vp_count_delta(&prev[i], &cur[i], dl);
 		prev[i] = cur[i];

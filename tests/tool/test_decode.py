@@ -389,6 +389,37 @@ class TestProcess(ToolCase):
                           pr[0]["events"]), ("vm1", True,
                                              ["page-faults", "task-clock"]))
 
+    def test_row_parts_follow_their_source(self):
+        """A thread's rows repeat its identity and interval (written once
+        and reused): each row must still show what its own records say
+        when the interval, the vCPU index or the VM behind the pid
+        changes, and a thread attached by tid has no VM."""
+        s = Stream()
+        s.process(vm=b"vm1", uuid=b"u1", events=SW_EVENTS)
+        s.started(7, events=SW_EVENTS, vcpu=0)
+        s.sample(7, [(10, 50, 50), (1000, 50, 50)])
+        s.sample(7, [(20, 90, 90), (2000, 90, 90)],
+                 interval_ns=250_000_000)
+        s.sample(7, [(30, 99, 99), (3000, 99, 99)],
+                 interval_ns=250_000_000, vcpu=3)
+        # the process record again: the same pid, another VM (QEMU
+        # restarted with the pid reused)
+        s.process(vm=b"vm\"2", uuid=b"", events=SW_EVENTS)
+        s.sample(7, [(40, 120, 120), (4000, 120, 120)], vcpu=3)
+        s.started(9, events=SW_EVENTS, vcpu=NO_VCPU, pid=555,
+                  kind=KIND_PID)
+        s.sample(9, [(5, 10, 10), (50, 10, 10)], vcpu=NO_VCPU, pid=555)
+        self.assertEqual(self.replay(s), 0, self.err)
+        got = [(r["tid"], r["pid"], r["vcpu"], r["role"], r["vm"], r["uuid"],
+                r["interval_s"]) for r in self.rows]
+        self.assertEqual(got, [
+            (7, 100, 0, "vcpu", "vm1", "u1", 0.1),
+            (7, 100, 0, "vcpu", "vm1", "u1", 0.25),
+            (7, 100, 3, "vcpu", "vm1", "u1", 0.25),
+            (7, 100, 3, "vcpu", 'vm"2', None, 0.1),
+            (9, 555, None, None, None, None, 0.1)])
+        self.assertEqual([r["ran"] for r in self.rows], [True] * 5)
+
     def test_no_identity_is_null(self):
         s = Stream()
         s.process(kind=KIND_PID, flags=0, events=SW_EVENTS)
@@ -580,6 +611,28 @@ class TestRows(ToolCase):
         self.assertIsNone(r[3]["time_enabled_ns"])
         self.assertIsNone(r[3]["time_running_ns"])
         self.assertIs(r[3]["multiplexed"], False)
+
+    def test_numbers_of_every_length(self):
+        """Every number is written exactly, whatever its length: values
+        at each power of ten and around it, around 2^32 and up to
+        2^64 - 1 (as the row's first value: the cumulative count), read
+        back by Python's own JSON parser."""
+        edges = {0, 1, 2**32 - 1, 2**32, 2**32 + 1, 2**64 - 1, 2**64 - 2,
+                 123456789012345678, 10**19 + 12345}
+        for k in range(1, 20):
+            edges |= {10**k - 1, 10**k, 10**k + 1}
+        values = sorted(v for v in edges if v < 2**64)
+        s = Stream()
+        for i, v in enumerate(values):
+            s.started(1000 + i, events=DEFAULT_EVENTS[:1])
+            s.sample(1000 + i, [(v, 2**63 + i, 2**63 + i)])
+        self.assertEqual(self.replay(s, "--raw"), 0, self.err)
+        rows = {r["tid"]: r for r in self.rows}
+        for i, v in enumerate(values):
+            r = rows[1000 + i]
+            self.assertEqual(r["cycles"], v)
+            self.assertEqual(r["time_enabled_ns"], 2**63 + i)
+            self.assertEqual(r["raw"]["cycles"]["value"], v)
 
     def test_scaling(self):
         s = Stream()
