@@ -201,6 +201,7 @@ class Vmm:
     instructions), held until go()."""
 
     def __init__(self, n, iters, tag):
+        self.tag = tag
         self.dir = "/tmp/bench-vmm"
         os.makedirs(self.dir, exist_ok=True)
         self.ready = os.path.join(self.dir, "ready")
@@ -299,7 +300,8 @@ class Collector:
             if k == "ureader-group-jsonl":
                 argv += ["--jsonl", self.out + ".rows", "--pid",
                          str(self.vmm.pid), "--names",
-                         ",".join(key(n) for n in names)]
+                         ",".join(key(n) for n in names),
+                         "--vm", self.vmm.tag, "--uuid", UUID]
         elif k == "floor":
             if os.path.isdir("/sys/module/vpfloor"):
                 xb.sh("rmmod vpfloor")

@@ -4,7 +4,8 @@
  *
  * ureader --tids T1,T2,... --events TYPE:CONFIG[:MODS],... --interval-us N
  *         --duration-ms D [--group] [--out FILE] [--ready FILE]
- *         [--jsonl FILE --pid P --names a,b,...] [--window FILE]
+ *         [--jsonl FILE --pid P --names a,b,... [--vm NAME] [--uuid U]]
+ *         [--window FILE]
  *
  * Opens one counter per (TID, event) with perf_event_open(2) (pid = TID,
  * cpu = -1); MODS are vcpuperf's modifier letters u, k, G and H.  Every tick of a drift-free CLOCK_MONOTONIC grid
@@ -27,7 +28,10 @@
  * --jsonl FILE (with --group; the benchmark's fair peer of vcpuperf-cat)
  * also writes one JSONL row per TID per tick, with the keys of
  * vcpuperf-cat's rows for these events (--names gives the event keys, - and
- * : made _; --pid the "pid" value; "vcpu" is the TID's index): per-tick
+ * : made _; --pid the "pid" value; "vcpu" is the TID's index, "role"
+ * "vcpu", --vm and --uuid the "vm" and "uuid" values, null without; "ipc"
+ * and "cache_miss_rate" are null where vcpuperf-cat computes a ratio when
+ * the thread ran, a difference in this peer's favour): per-tick
  * deltas of the group's values, scaled for multiplexing, time enabled and
  * running, read window, late_ns, both clocks taken per read as the module
  * does.  Numbers are formatted without printf and the rows of a tick go
@@ -54,8 +58,10 @@
 #define MAX_EVENTS 16
 #define KEY_LEN 64
 #define OUT_CAP (4 << 20)
+#define NAME_MAX_LEN 128	/* --vm, --uuid */
+#define IDENT_LEN (64 + 2 * NAME_MAX_LEN)
 /* The longest row: fixed keys plus MAX_EVENTS keys and values. */
-#define ROW_MAX (640 + MAX_EVENTS * (KEY_LEN + 24))
+#define ROW_MAX (640 + IDENT_LEN + MAX_EVENTS * (KEY_LEN + 24))
 
 static uint64_t clock_ns(clockid_t id)
 {
@@ -81,7 +87,8 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: ureader --tids T,... --events TYPE:CONFIG[:ukGH],... "
 		"--interval-us N --duration-ms D [--group] [--out FILE] [--ready FILE]\n"
-		"               [--jsonl FILE --pid P --names a,b,...] [--window FILE]\n");
+		"               [--jsonl FILE --pid P --names a,b,... [--vm NAME] [--uuid U]]\n"
+		"               [--window FILE]\n");
 	exit(2);
 }
 
@@ -143,6 +150,22 @@ static void flush_out(void)
 	olen = 0;
 }
 
+/*
+ * A --vm or --uuid value that is a JSON string as it is (no quote,
+ * backslash or control byte to escape) and fits the rows; NULL is none.
+ */
+static int json_plain(const char *v)
+{
+	if (!v)
+		return 1;
+	if (strlen(v) > NAME_MAX_LEN)
+		return 0;
+	for (; *v; v++)
+		if (*v == '"' || *v == '\\' || (unsigned char)*v < 0x20)
+			return 0;
+	return 1;
+}
+
 /* value * enabled / running, as vp_scale(); false when there is none. */
 static int scale(uint64_t value, uint64_t enabled, uint64_t running,
 		 uint64_t *out)
@@ -181,6 +204,9 @@ int main(int argc, char **argv)
 {
 	const char *tids_arg = NULL, *events_arg = NULL, *out = NULL;
 	const char *ready = NULL, *jsonl = NULL, *names = NULL, *window = NULL;
+	const char *vm = NULL, *uuid = NULL;
+	char ident[IDENT_LEN];
+	size_t identlen;
 	uint64_t interval_ns = 100000000ULL, duration_ns = 1000000000ULL;
 	struct perf_event_attr attr[MAX_EVENTS];
 	char key[MAX_EVENTS][KEY_LEN], ivs[32];
@@ -219,6 +245,10 @@ int main(int argc, char **argv)
 			pid = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--window") && i + 1 < argc)
 			window = argv[++i];
+		else if (!strcmp(argv[i], "--vm") && i + 1 < argc)
+			vm = argv[++i];
+		else if (!strcmp(argv[i], "--uuid") && i + 1 < argc)
+			uuid = argv[++i];
 		else
 			usage();
 	}
@@ -262,6 +292,14 @@ int main(int argc, char **argv)
 		}
 		free(copy);
 	}
+	/* role, vm and uuid: the same in every row, written once here. */
+	if (!json_plain(vm) || !json_plain(uuid))
+		usage();
+	identlen = (size_t)snprintf(ident, sizeof(ident),
+				    ",\"role\":\"vcpu\",\"vm\":%s%s%s,\"uuid\":%s%s%s",
+				    vm ? "\"" : "", vm ? vm : "null", vm ? "\"" : "",
+				    uuid ? "\"" : "", uuid ? uuid : "null",
+				    uuid ? "\"" : "");
 	/* "interval_s" as vcpuperf-cat writes it: exact, no trailing zeros. */
 	ivslen = (size_t)snprintf(ivs, sizeof(ivs), "%llu.%09llu",
 				  (unsigned long long)(interval_ns / 1000000000ULL),
@@ -399,6 +437,7 @@ int main(int argc, char **argv)
 				put_u64((uint64_t)tids[i]);
 				PUT_LIT(",\"vcpu\":");
 				put_u64((uint64_t)i);
+				put(ident, identlen);
 				PUT_LIT(",\"ran\":");
 				if (en)
 					PUT_LIT("true");
