@@ -59,7 +59,9 @@ static bool vp_target_exited(struct vp_target *t, u32 counting, u32 exited)
  * VCPUPERF_NO_COUNTERS_INTERVALS intervals with no watched counter ever
  * on the PMU (the PMU counters when the thread has any, else all: see
  * vp_watched()); task_exited (and a final sample) once every counter saw
- * the exit.
+ * the exit.  The sample of a thread read off every CPU (@t->idle_known)
+ * is also copied to @t->idle_rec, if any: the next sample of a thread
+ * that has not run since is that copy with new times.
  * Separate from the reads so that it can be tested with any values.
  *
  * Return: true when the thread has exited: the caller ends it.
@@ -109,6 +111,9 @@ bool vp_sample_account(struct vp_coll *c, struct vp_target *t,
 	s->read_window_ns = window_ns;
 	s->grid_ns = c->pass_grid;
 	vp_rec_emit(c, s, VP_REC_SAMPLE);
+	/* Only a thread read off every CPU can have its sample repeated. */
+	if (t->idle_rec && t->idle_known)
+		memcpy(t->idle_rec, s, s->rec.size);
 
 	t->intervals_seen++;
 	c->totals.intervals_seen++;
@@ -322,6 +327,28 @@ bool vp_sample_deferred(struct vp_coll *c, struct vp_target *t)
 	return gone;
 }
 
+/*
+ * The sample of a thread off every CPU since its last direct read: the
+ * last one again (every count, mask and lifecycle state is as it was:
+ * nothing of the thread ran), with the time, interval and grid point of
+ * now.  No counter is read: its read window is 0.
+ */
+static void vp_sample_again(struct vp_coll *c, struct vp_target *t)
+{
+	struct vcpuperf_sample *s = t->idle_rec;
+
+	s->rec.t_mono_ns = ktime_get_ns();
+	s->rec.t_wall_ns = ktime_get_real_ns();
+	s->flags = 0;
+	s->interval_ns = READ_ONCE(c->interval_ns);
+	s->read_window_ns = 0;
+	s->grid_ns = c->pass_grid;
+	vp_rec_emit(c, s, VP_REC_SAMPLE);
+	t->intervals_seen++;
+	c->totals.intervals_seen++;
+	c->reads.unchanged++;
+}
+
 /**
  * vp_sample_target() - read one thread's counters and queue the sample
  * @c:		the collection, lock held
@@ -345,12 +372,16 @@ bool vp_sample_target(struct vp_coll *c, struct vp_target *t, u32 flags)
 	u64 t0, t1;
 
 	lockdep_assert_held(&c->lock);
+	off = vp_task_off_cpu(t->task, &csw);
+	same = off && t->idle_known && csw == t->idle_csw;
+	if (same && !flags && t->idle_rec) {
+		vp_sample_again(c, t);
+		return false;
+	}
 	/* vp_rec_begin() stamps the record: that is the first read's time. */
 	s = vp_rec_begin(c, VCPUPERF_REC_SAMPLE,
 			 struct_size(s, counts, t->nr_events), t->tid);
 	t0 = s->rec.t_mono_ns;
-	off = vp_task_off_cpu(t->task, &csw);
-	same = off && t->idle_known && csw == t->idle_csw;
 	for (i = 0; i < t->nr_events; i++) {
 		struct vp_counter *ctr = &t->counters[i];
 

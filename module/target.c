@@ -107,10 +107,15 @@ struct vp_target *vp_target_new(struct vp_coll *c, struct task_struct *task,
 		t->events[i] = descs[i];
 	/* Without it the thread is always read directly: no failure. */
 	t->sr = vp_selfread_new();
+	/* Without it an idle thread's sample is built anew: no failure. */
+	t->idle_rec = kmalloc(ALIGN(struct_size(t->idle_rec, counts,
+						nr_events), sizeof(u64)),
+			      GFP_KERNEL);
 	ret = xa_insert(&c->by_tid, t->gtid, t, GFP_KERNEL);
 	if (ret) {
 		if (t->sr)
 			vp_selfread_kill(t->sr);
+		kfree(t->idle_rec);
 		put_task_struct(task);
 		kfree(t);
 		return ERR_PTR(ret);
@@ -181,6 +186,7 @@ void vp_target_free(struct vp_coll *c, struct vp_target *t)
 	list_del(&t->node);
 	c->nr_targets--;
 	put_task_struct(t->task);
+	kfree(t->idle_rec);
 	kfree(t);
 }
 

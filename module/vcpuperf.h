@@ -125,6 +125,10 @@ struct vp_group {
  * @idle_known:	the last sample was a direct read of the thread off every
  *		CPU, its switch count then in @idle_csw (sample.c)
  * @idle_csw:	nvcsw + nivcsw at that read
+ * @idle_rec:	a copy of the last sample queued while @idle_known held
+ *		(NULL if it could not be allocated): while it still holds,
+ *		the thread's next sample is the same but for its times
+ *		(sample.c)
  *
  * Every field is protected by the collection's vp_coll.lock.
  */
@@ -155,6 +159,7 @@ struct vp_target {
 	bool idle_able;
 	bool idle_known;
 	unsigned long idle_csw;
+	struct vcpuperf_sample *idle_rec;
 };
 
 /**

@@ -326,7 +326,9 @@ struct vcpuperf_count {
  * @exited_mask: bit i set when counter i saw its thread exit
  * @flags:	VCPUPERF_SAMPLE_*
  * @interval_ns: nominal sampling interval of this pass
- * @read_window_ns: ns from the first to the last read of this pass
+ * @read_window_ns: ns from the first to the last read of this pass; 0
+ *		when no counter was read (the thread has not run since its
+ *		last sample: the values are that sample's)
  * @grid_ns:	CLOCK_MONOTONIC of the grid point this pass is for (the
  *		read is @rec.t_mono_ns - @grid_ns late); 0 for a sample off
  *		the grid (the final sample of a detach, stop or unload)
