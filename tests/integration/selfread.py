@@ -20,6 +20,8 @@ from vptest import (OUT, Cat, TestFailure, TestSkip, Workload, check,
 
 MS = 1000000
 EVENTS = "task-clock,context-switches,page-faults,cpu-migrations"
+# Tries at an rmmod that meets a read still held (see below).
+RMMOD_ATTEMPTS = 5
 
 
 
@@ -196,6 +198,14 @@ def dd_in_kernel(name, count, bs="256M"):
     return p
 
 
+def syscalls(pid):
+    """The read and write system calls thread @pid has returned from
+    (/proc/PID/io): unchanged, it has not left the kernel in between."""
+    with open("/proc/%d/io" % pid) as f:
+        io = dict(line.split(": ") for line in f.read().splitlines())
+    return int(io["syscr"]) + int(io["syscw"])
+
+
 def wait_for(fn, timeout, what):
     deadline = time.time() + timeout
     while time.time() < deadline:
@@ -288,30 +298,53 @@ def work_pending_at_close_detach_exit_rmmod():
             dd.wait()
     # A read pending for more than 100 ms holds the module: rmmod fails
     # at once ("in use") instead of waiting for the thread, and status
-    # names it; once dd's read has returned, rmmod goes through.
-    dd = dd_in_kernel("rmmod", 2, "512M")
-    try:
-        check(control("attach tid=%d events=%s" % (dd.pid, EVENTS)) == 0,
-              "attach dd")
-        wait_for(lambda: re.search(r"reads queued on threads: \d+, [1-9]\d* "
-                                   r"holding the module:.* %d dd " % dd.pid,
-                                   read_file("status")), 30,
-                 "the pending read to hold the module")
-        t0 = time.time()
-        p = sh("rmmod vcpuperf", check_rc=False)
-        refused = time.time() - t0
-        check(p.returncode != 0 and "in use" in p.stderr,
-              "rmmod with a stuck read: exit %d %r" % (p.returncode,
-                                                       p.stderr))
-        check(control("stop") == 0, "stop")
-        dd.wait(timeout=120)
-        t0 = time.time()
-        unload()
-        took = time.time() - t0
-    finally:
-        if dd.poll() is None:
-            dd.kill()
-        dd.wait()
+    # names it; once dd's read has returned, rmmod goes through.  dd's
+    # syscall counts, taken before status is seen to name it and after
+    # rmmod, say whether the same read lasted throughout: if one returned
+    # in between (a kernel that clears memory fast), the hold could have
+    # ended before rmmod, which is no finding, and the attempt is made
+    # again with the module loaded anew.
+    for attempt in range(RMMOD_ATTEMPTS):
+        if attempt:
+            load()
+            control("read kick")
+            control("interval 10ms")
+        dd = dd_in_kernel("rmmod", 2, "512M")
+        try:
+            check(control("attach tid=%d events=%s" % (dd.pid, EVENTS))
+                  == 0, "attach dd")
+            seen = {}
+
+            def held():
+                seen["calls"] = syscalls(dd.pid)
+                return re.search(r"reads queued on threads: \d+, [1-9]\d* "
+                                 r"holding the module:.* %d dd " % dd.pid,
+                                 read_file("status"))
+            wait_for(held, 30, "the pending read to hold the module")
+            t0 = time.time()
+            p = sh("rmmod vcpuperf", check_rc=False)
+            refused = time.time() - t0
+            same_read = syscalls(dd.pid) == seen["calls"]
+            if p.returncode == 0 and not same_read:
+                print("  attempt %d: dd's read returned before rmmod; "
+                      "again" % (attempt + 1))
+                continue
+            check(p.returncode != 0 and "in use" in p.stderr,
+                  "rmmod with a stuck read: exit %d %r" % (p.returncode,
+                                                           p.stderr))
+            check(control("stop") == 0, "stop")
+            dd.wait(timeout=120)
+            t0 = time.time()
+            unload()
+            took = time.time() - t0
+            break
+        finally:
+            if dd.poll() is None:
+                dd.kill()
+            dd.wait()
+    else:
+        raise TestFailure("dd's read returned before rmmod in all %d "
+                          "attempts" % RMMOD_ATTEMPTS)
     print("  closed, detached, exited with a read pending; rmmod with a "
           "stuck read refused in %.2f s, then done in %.2f s" %
           (refused, took))
