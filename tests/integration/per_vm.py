@@ -12,14 +12,16 @@ the stop, so that the counters and /proc see the same work."""
 import os
 import time
 
-from vptest import (Cat, Workload, check, debug_allocator, load, test,
-                    OUT)
+from vptest import (Cat, TestFailure, Workload, check, debug_allocator,
+                    load, test, OUT)
 
 MS = 1000000
 UUID = "c7a5fdbd-edaf-9455-926a-d65c16db1809"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 TICK_NS = 1000000000 // CLK_TCK
 FORK_PAGES = 3000
+# Episodes tried when /proc saw fewer faults than pages written (below).
+EPISODE_ATTEMPTS = 3
 
 
 
@@ -31,6 +33,41 @@ def proc_stat(pid):
     # fields[0] is field 3 (state)
     return (int(fields[7]) + int(fields[9]),
             int(fields[11]) + int(fields[12]))
+
+
+def pervm_episode(attempt, spawn, spawn_pages):
+    """One episode of per_vm_totals_match_proc: the workload (two vCPU
+    threads, the spawner and its short-lived threads, a fork()ed child)
+    recorded with --per-vm; returns the workload, the stopped Cat and
+    proc_stat() right before go and once the work is done."""
+    done = os.path.join(OUT, "pervm.done.json")
+    if os.path.exists(done):
+        os.unlink(done)
+    name = "pervm%d" % attempt if attempt else "pervm"
+    w = Workload(name, "--threads", "2", "--wait-go", "--pages", "1000",
+                 "--sleeps", "50", "--burn-ms", "100", "--exit-thread",
+                 "--spawner", "--spawn", str(spawn), "--spawn-pages",
+                 str(spawn_pages), "--spawn-gap-us", "2000",
+                 "--fork-pages", str(FORK_PAGES), "--done", done,
+                 "--hold-ms", "120000", "--", "-name",
+                 "guest=vm1,debug-threads=on", "-uuid", UUID, "-S")
+    c = Cat(name, "--qemu", str(w.pid), "--per-vm", "--emulator-threads",
+            "--interval", "100ms", "--raw", "--events",
+            "page-faults,task-clock,context-switches,cycles")
+    try:
+        # two vCPU threads, the spawner and the main thread
+        c.wait_started(4)
+        before = proc_stat(w.pid)
+        w.go()
+        w.wait_done(done)
+        time.sleep(0.3)         # the main thread is back asleep
+        after = proc_stat(w.pid)
+        time.sleep(0.25)
+        rc = c.stop()
+    finally:
+        w.kill()
+    check(rc == 0, "vcpuperf-cat exit %d: %s" % (rc, c.stderr))
+    return w, c, before, after
 
 
 @test
@@ -49,37 +86,38 @@ def per_vm_totals_match_proc():
     what the kernel's task-clock runs ahead of its runtime under TCG (3%,
     8% on a kernel with KASAN and lockdep).
     The per-thread rows cannot see the short-lived threads; the per-VM
-    rows carry the VM identity of the libvirt-style command line."""
+    rows carry the VM identity of the libvirt-style command line.
+    An episode in which /proc saw fewer faults than the pages written
+    (the CPU did not take them all: seen once, under load) is not the
+    one described here and is run again, up to EPISODE_ATTEMPTS times;
+    the counters must equal /proc in every episode."""
     load()
     spawn, spawn_pages = int(os.environ.get("VP_SPAWN", 60)), 64
-    done = os.path.join(OUT, "pervm.done.json")
-    if os.path.exists(done):
-        os.unlink(done)
-    w = Workload("pervm", "--threads", "2", "--wait-go", "--pages", "1000",
-                 "--sleeps", "50", "--burn-ms", "100", "--exit-thread",
-                 "--spawner", "--spawn", str(spawn), "--spawn-pages",
-                 str(spawn_pages), "--spawn-gap-us", "2000",
-                 "--fork-pages", str(FORK_PAGES), "--done", done,
-                 "--hold-ms", "120000", "--", "-name",
-                 "guest=vm1,debug-threads=on", "-uuid", UUID, "-S")
-    c = Cat("pervm", "--qemu", str(w.pid), "--per-vm", "--emulator-threads",
-            "--interval", "100ms", "--raw", "--events",
-            "page-faults,task-clock,context-switches,cycles")
-    try:
-        # two vCPU threads, the spawner and the main thread
-        c.wait_started(4)
-        pf0, t0 = proc_stat(w.pid)
-        w.go()
-        w.wait_done(done)
-        time.sleep(0.3)         # the main thread is back asleep
-        pf1, t1 = proc_stat(w.pid)
-        time.sleep(0.25)
-        rc = c.stop()
-    finally:
-        w.kill()
-    check(rc == 0, "vcpuperf-cat exit %d: %s" % (rc, c.stderr))
-    rows = c.rows()
-    vm = [r for r in rows if r["tid"] is None]
+    floor = 2 * 1000 + spawn * spawn_pages
+    for attempt in range(EPISODE_ATTEMPTS):
+        w, c, (pf0, t0), (pf1, t1) = pervm_episode(attempt, spawn,
+                                                    spawn_pages)
+        rows = c.rows()
+        vm = [r for r in rows if r["tid"] is None]
+        check(len(vm) >= 1, "no per-VM rows")
+        # the raw cumulative counts of the last per-VM row: the episode
+        raw = vm[-1]["raw"]
+        pf = raw["page-faults"]["value"]
+        opf = pf1 - pf0
+        check(pf == opf, "per-VM page_faults %d != /proc %d (the fork()ed "
+              "child touched %d pages)" % (pf, opf, FORK_PAGES))
+        if opf >= floor:
+            break
+        # Every page was written, but the CPU took fewer faults than
+        # that (once in make check, under load: 5687 against 5840, about
+        # three short-lived threads' worth); /proc and the counters agree
+        # on it, but the episode is not the one the test describes.
+        print("  attempt %d: /proc saw %d faults, fewer than the %d pages "
+              "written (the counters: %d); again" %
+              (attempt + 1, opf, floor, pf))
+    else:
+        raise TestFailure("/proc saw fewer faults than the %d pages written "
+                          "in all %d episodes" % (floor, EPISODE_ATTEMPTS))
     threads = [r for r in rows if r["tid"] is not None]
     check(len(vm) >= 5, "%d per-VM rows" % len(vm))
     for r in vm:
@@ -100,12 +138,8 @@ def per_vm_totals_match_proc():
           "roles %s" % roles)
     check(vm[-1]["threads_exited"] >= 1,
           "vCPU 0 exited but threads_exited is %s" % vm[-1]["threads_exited"])
-    # the raw cumulative counts of the last per-VM row: the whole episode
-    raw = vm[-1]["raw"]
-    pf = raw["page-faults"]["value"]
     tc = raw["task-clock"]["value"]
     spf = sum(r["page_faults"] for r in vm)
-    opf = pf1 - pf0
     otc = (t1 - t0) * TICK_NS
     # threads found by a scan just before they exit may have no counter
     tpf = sum(r["page_faults"] or 0 for r in threads)
@@ -117,10 +151,6 @@ def per_vm_totals_match_proc():
           "(%d ticks of %d ms), difference %.1f ms; %d per-VM rows" %
           (tc / MS, otc / MS, t1 - t0, TICK_NS // MS, (tc - otc) / MS,
            len(vm)))
-    check(opf >= 2 * 1000 + spawn * spawn_pages,
-          "oracle saw %d faults only" % opf)
-    check(pf == opf, "per-VM page_faults %d != /proc %d (the fork()ed "
-          "child touched %d pages)" % (pf, opf, FORK_PAGES))
     exited = spawn + 1          # the short-lived threads and vCPU 0
     # Above: the kernel's task-clock runs ahead of the runtime that
     # utime + stime are scaled to under TCG (unstable TSC): up to 2.8%
