@@ -11,7 +11,9 @@ of the module's own decisions only where nothing else can tell."""
 
 import os
 import re
+import shutil
 import subprocess
+import tempfile
 import time
 
 from vptest import (OUT, Cat, TestFailure, TestSkip, Workload, check,
@@ -246,22 +248,45 @@ def running_threads_read_themselves():
           (z["stats"]["kicks"], z["stats"]["self"]))
 
 
-def dd_in_kernel(name, count, bs="256M"):
-    """dd reading /dev/zero in huge blocks: its thread is in the kernel
-    (clearing the buffer) most of the time, on a CPU, not returning to
-    user mode to run task work."""
-    p = subprocess.Popen(["dd", "if=/dev/zero", "of=/dev/null", "bs=" + bs,
+def dd_in_kernel(name, count, bs="256M", src="/dev/zero"):
+    """dd reading @src (/dev/zero, or a file of holes on tmpfs) in huge
+    blocks: its thread is in the kernel (clearing the buffer) most of the
+    time, on a CPU, not returning to user mode to run task work."""
+    p = subprocess.Popen(["dd", "if=" + src, "of=/dev/null", "bs=" + bs,
                           "count=%d" % count], stderr=subprocess.DEVNULL)
     time.sleep(0.3)
     return p
 
 
-def syscalls(pid):
-    """The read and write system calls thread @pid has returned from
-    (/proc/PID/io): unchanged, it has not left the kernel in between."""
-    with open("/proc/%d/io" % pid) as f:
-        io = dict(line.split(": ") for line in f.read().splitlines())
-    return int(io["syscr"]) + int(io["syscw"])
+def holes(size):
+    """A file of @size bytes of holes on tmpfs (/tmp in the test VM): read
+    like /dev/zero, but each read() moves its file position when it
+    returns (read_pos())."""
+    d = tempfile.mkdtemp(prefix="holes.")
+    path = os.path.join(d, "holes")
+    with open(path, "wb") as f:
+        f.truncate(size)
+    return path
+
+
+def read_pos(pid, path):
+    """The file position of process @pid on @path: set when a read()
+    returns, before the return to user mode (where queued task work
+    runs), on every kernel (/proc/PID/io needs TASK_IO_ACCOUNTING, which
+    the debug kernel lacks); -1 while it has no descriptor there (not
+    yet opened, or closed), None once the process has exited."""
+    fds = "/proc/%d/fd" % pid
+    try:
+        for fd in os.listdir(fds):
+            if os.readlink(os.path.join(fds, fd)) != path:
+                continue
+            with open("/proc/%d/fdinfo/%s" % (pid, fd)) as f:
+                for line in f:
+                    if line.startswith("pos:"):
+                        return int(line.split()[1])
+    except FileNotFoundError:
+        return None
+    return -1
 
 
 def wait_for(fn, timeout, what):
@@ -307,6 +332,63 @@ def stuck_in_kernel_falls_back():
     # read directly by the next pass, one interval (20 ms) later
     check_timing(pct(late, 0.5) < 30 * MS,
                  "rows late: p50 %d ns" % pct(late, 0.5))
+
+
+def rmmod_with_read_held(src):
+    """work_pending_at_close_detach_exit_rmmod's last part, with dd
+    reading @src (holes()): rmmod refused while dd's read holds the
+    module, then done once it has returned; (seconds to unload, seconds
+    rmmod took to refuse)."""
+    for attempt in range(RMMOD_ATTEMPTS):
+        if attempt and not os.path.isdir("/sys/module/vcpuperf"):
+            load()
+            control("read kick")
+            control("interval 10ms")
+        dd = dd_in_kernel("rmmod", 2, "512M", src)
+        try:
+            check(control("attach tid=%d events=%s" % (dd.pid, EVENTS))
+                  == 0, "attach dd")
+            seen = {}
+
+            def held():
+                seen["pos"] = read_pos(dd.pid, src)
+                if seen["pos"] is None:
+                    return "ended"
+                return re.search(r"reads queued on threads: \d+, [1-9]\d* "
+                                 r"holding the module:.* %d dd " % dd.pid,
+                                 read_file("status"))
+            if wait_for(held, 30, "the pending read to hold the module") \
+                    == "ended":
+                print("  attempt %d: dd ended before status named its "
+                      "read; again" % (attempt + 1))
+                control("detach tid=%d" % dd.pid)
+                continue
+            t0 = time.time()
+            p = sh("rmmod vcpuperf", check_rc=False)
+            refused = time.time() - t0
+            same_read = read_pos(dd.pid, src) == seen["pos"]
+            if p.returncode == 0 and not same_read:
+                print("  attempt %d: dd's read returned before rmmod; "
+                      "again" % (attempt + 1))
+                continue
+            check(p.returncode != 0 and "in use" in p.stderr,
+                  "rmmod with a stuck read: exit %d %r" % (p.returncode,
+                                                           p.stderr))
+            check(control("stop") == 0, "stop")
+            dd.wait(timeout=120)
+            t0 = time.time()
+            unload()
+            took = time.time() - t0
+            break
+        finally:
+            if dd.poll() is None:
+                dd.kill()
+            dd.wait()
+    else:
+        raise TestFailure("dd's read returned before rmmod (or dd ended "
+                          "before status named it) in all %d attempts" %
+                          RMMOD_ATTEMPTS)
+    return took, refused
 
 
 @test
@@ -356,53 +438,18 @@ def work_pending_at_close_detach_exit_rmmod():
             dd.wait()
     # A read pending for more than 100 ms holds the module: rmmod fails
     # at once ("in use") instead of waiting for the thread, and status
-    # names it; once dd's read has returned, rmmod goes through.  dd's
-    # syscall counts, taken before status is seen to name it and after
-    # rmmod, say whether the same read lasted throughout: if one returned
-    # in between (a kernel that clears memory fast), the hold could have
-    # ended before rmmod, which is no finding, and the attempt is made
-    # again with the module loaded anew.
-    for attempt in range(RMMOD_ATTEMPTS):
-        if attempt:
-            load()
-            control("read kick")
-            control("interval 10ms")
-        dd = dd_in_kernel("rmmod", 2, "512M")
-        try:
-            check(control("attach tid=%d events=%s" % (dd.pid, EVENTS))
-                  == 0, "attach dd")
-            seen = {}
-
-            def held():
-                seen["calls"] = syscalls(dd.pid)
-                return re.search(r"reads queued on threads: \d+, [1-9]\d* "
-                                 r"holding the module:.* %d dd " % dd.pid,
-                                 read_file("status"))
-            wait_for(held, 30, "the pending read to hold the module")
-            t0 = time.time()
-            p = sh("rmmod vcpuperf", check_rc=False)
-            refused = time.time() - t0
-            same_read = syscalls(dd.pid) == seen["calls"]
-            if p.returncode == 0 and not same_read:
-                print("  attempt %d: dd's read returned before rmmod; "
-                      "again" % (attempt + 1))
-                continue
-            check(p.returncode != 0 and "in use" in p.stderr,
-                  "rmmod with a stuck read: exit %d %r" % (p.returncode,
-                                                           p.stderr))
-            check(control("stop") == 0, "stop")
-            dd.wait(timeout=120)
-            t0 = time.time()
-            unload()
-            took = time.time() - t0
-            break
-        finally:
-            if dd.poll() is None:
-                dd.kill()
-            dd.wait()
-    else:
-        raise TestFailure("dd's read returned before rmmod in all %d "
-                          "attempts" % RMMOD_ATTEMPTS)
+    # names it; once dd's read has returned, rmmod goes through.  dd reads
+    # a file of holes: its file position, taken before status is seen to
+    # name it and after rmmod, says whether the same read lasted
+    # throughout.  If one returned in between (a kernel that clears
+    # memory fast), or dd ended before status named it, the hold could
+    # have ended before rmmod, which is no finding, and the attempt is
+    # made again with the module loaded anew.
+    src = holes(2 * 512 << 20)
+    try:
+        took, refused = rmmod_with_read_held(src)
+    finally:
+        shutil.rmtree(os.path.dirname(src))
     print("  closed, detached, exited with a read pending; rmmod with a "
           "stuck read refused in %.2f s, then done in %.2f s" %
           (refused, took))
