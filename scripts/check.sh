@@ -104,8 +104,27 @@ step "bench: smoke of make bench-arm64 (about a minute; no figure fails it)"
 scripts/bench-arm64.sh --smoke --out "$OUT/bench-arm64" || step_failed "bench-arm64 smoke"
 
 step "VM: integration tests (Debian kernel ${KVER:-newest installed}, TCG)"
-scripts/vm-run.sh --kver "$KVER" --timeout 1200 --out "$OUT/vm" -- \
-	python3 tests/integration/run.py || step_failed "VM integration"
+# vm_suite DIR: the integration suite in a VM of 2 multi-threaded TCG
+# vCPUs, its console in DIR/console.log.
+vm_suite() {
+	scripts/vm-run.sh --kver "$KVER" --timeout 1200 --out "$1" -- \
+		python3 tests/integration/run.py
+}
+# QEMU 7.2's multi-threaded TCG can livelock the guest while the kernel
+# patches a static key (docs/testing.md): the suite then ends at vm-run's
+# time limit with no result line.  Such a run, if no test had failed in
+# it, is made once more; its console stays in $OUT/vm-hung.
+if ! vm_suite "$OUT/vm"; then
+	if [ -n "$(result_line "$OUT/vm/console.log")" ] ||
+		grep -qaE '^not ok ' "$OUT/vm/console.log"; then
+		step_failed "VM integration"
+	else
+		echo "VM integration: no result line (the guest hung, see $OUT/vm-hung/console.log); once more"
+		rm -rf "$OUT/vm-hung"
+		mv "$OUT/vm" "$OUT/vm-hung"
+		vm_suite "$OUT/vm" || step_failed "VM integration"
+	fi
+fi
 
 step "bench: smoke of make bench (about a minute of VM time; no figure fails it)"
 scripts/bench.sh --smoke || step_failed "bench smoke"
