@@ -4,9 +4,13 @@
  * drift-free CLOCK_MONOTONIC grid (base + k * interval, hrtimer-based, not
  * jiffies) and makes one pass over its threads: picking up new threads of
  * attached processes, sampling each (perf_event_read_value() sleeps, hence
- * a thread and not a timer) and ending those that exited.
+ * a thread and not a timer) and ending those that exited.  The grid's base
+ * is a scheduler tick's time, so that every grid point a whole number of
+ * ticks after it falls on a tick (all of them when the interval is a
+ * multiple of the tick).
  */
 #include <linux/hrtimer.h>
+#include <linux/jiffies.h>
 #include <linux/kthread.h>
 #include <linux/math64.h>
 #include <linux/sched/task.h>
@@ -60,6 +64,24 @@ static u64 vp_sampler_slack(struct vp_coll *c)
 }
 
 /*
+ * The base of a new grid: the first scheduler tick at or after @now.  The
+ * kernel keeps its ticks at multiples of TICK_NSEC of CLOCK_MONOTONIC
+ * (tick_init_jiffy_update()), so a grid point a whole number of ticks
+ * after the base expires in the tick's own interrupt: the sampler's wake-up
+ * costs no interrupt of its own, and with it no VM exit of a guest running
+ * on its CPU (one per grid point otherwise, in kick and direct mode).
+ * Collections that start at different times keep different bases, spread
+ * over the tick multiples an interval contains.
+ */
+static u64 vp_grid_base(u64 now)
+{
+	u32 rem;
+
+	div_u64_rem(now, TICK_NSEC, &rem);
+	return rem ? now + TICK_NSEC - rem : now;
+}
+
+/*
  * One turn of the loop; returns the deadline to sleep to, 0 for none, and
  * in @slack how late it may be.
  */
@@ -76,7 +98,7 @@ static u64 vp_sampler_turn(struct vp_coll *c, u64 *slack)
 	}
 	now = ktime_get_ns();
 	if (!c->grid_base) {
-		c->grid_base = now;
+		c->grid_base = vp_grid_base(now);
 		c->tick = 0;
 	}
 	deadline = c->grid_base + (c->tick + 1) * interval;

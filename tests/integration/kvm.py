@@ -938,5 +938,117 @@ def vcpus_read_themselves():
     unload()
 
 
+# The kernel's ticks come at multiples of TICK_NSEC of CLOCK_MONOTONIC
+# (CONFIG_HZ=250 on Debian's arm64 kernel).
+TICK_MS = 4
+KVM_DEBUGFS = "/sys/kernel/debug/kvm"
+
+
+def vm_exits(pid):
+    """KVM's count of every exit of the VM of process @pid (debugfs, all
+    its vCPUs)."""
+    n = None
+    for d in os.listdir(KVM_DEBUGFS):
+        if d.split("-")[0] == str(pid):
+            with open(os.path.join(KVM_DEBUGFS, d, "exits")) as f:
+                n = (n or 0) + int(f.read().split()[0])
+    check(n is not None, "no KVM debugfs directory for pid %d" % pid)
+    return n
+
+
+def loop_exits(name, iters, cat_args):
+    """One vCPU runs a guest loop of @iters (2N + 6 instructions) on this
+    one CPU, recorded by vcpuperf-cat @cat_args (none: no collection).
+    Returns (KVM's exits of the VM during the loop, the vCPU's rows, the
+    loop's guest nanoseconds).  Nothing of the test wakes while the loop
+    runs: the end comes down a pipe, the VMM's and the tool's files are
+    on tmpfs (a write to the 9p share would be a virtio interrupt)."""
+    tmp = os.path.join("/tmp", name)
+    os.makedirs(tmp, exist_ok=True)
+    ready = os.path.join(tmp, "ready")
+    report = os.path.join(tmp, "report")
+    for p in (ready, report):
+        if os.path.exists(p):
+            os.unlink(p)
+    done_r, done_w = os.pipe()
+    vmm = subprocess.Popen(
+        [VMM, "-name", "guest=%s,debug-threads=on" % name, "-uuid", UUID,
+         "--vcpus", "1", "--phases", "loop:%d" % iters, "--wait-go",
+         "--hold", "--ready", ready, "--report", report,
+         "--done-fd", str(done_w)], pass_fds=(done_w,),
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    os.close(done_w)
+    c = None
+    try:
+        deadline = time.time() + 60
+        while not os.path.exists(ready):
+            if vmm.poll() is not None:
+                raise TestFailure("vpvmm died: %s" % vmm.stdout.read())
+            check(time.time() < deadline, "vpvmm never got ready")
+            time.sleep(0.02)
+        with open(ready) as f:
+            info = json.load(f)
+        if cat_args:
+            c = Cat(name, "--qemu", str(info["pid"]), "-q", *cat_args,
+                    outdir=tmp)
+            c.wait_started(1)
+            # Two intervals of the collection's own pace before the loop.
+            time.sleep(0.25)
+        before = vm_exits(info["pid"])
+        os.kill(info["pid"], signal.SIGUSR1)
+        got = os.read(done_r, 16)
+        check(got == b"done\n", "vpvmm did not finish: %r" % got)
+        exits = vm_exits(info["pid"]) - before
+    finally:
+        os.close(done_r)
+        if c:
+            rc = c.stop()
+            check(rc == 0, "vcpuperf-cat exit %d: %s" % (rc, c.stderr))
+        if vmm.poll() is None:
+            vmm.send_signal(signal.SIGTERM)
+            vmm.wait(timeout=60)
+    with open(report) as f:
+        rep = json.load(f)
+    v = rep["vcpus"][0]
+    ph = v["phases"][0]
+    rows = vcpu_rows(c.rows(), v["tid"]) if c else []
+    return exits, rows, ph["end_ns"] - ph["start_ns"]
+
+
+@test
+def sampler_wakes_on_the_tick():
+    """On one CPU, a collection in kick or direct mode whose interval is
+    a whole number of scheduler ticks adds no VM exit to a vCPU running
+    guest code: its grid starts on a tick, so its sampler's timer expires
+    in the tick's own interrupt, which exits the guest anyway (a grid off
+    the ticks costs one exit per grid point).  The truth is KVM's exit
+    counter, against the same loop without a collection; the collection
+    must have read the vCPU on its grid meanwhile."""
+    load()
+    iters = 250000000           # 500 ms of guest code
+    base, _, loop_ns = loop_exits("tick-none", iters, [])
+    for mode, ms in (("kick", 5 * TICK_MS), ("direct", 25 * TICK_MS)):
+        exits, rows, ns = loop_exits(
+            "tick-" + mode, iters,
+            ["--events", "instructions:G,cycles", "--interval",
+             "%dms" % ms, "--read", mode])
+        points = ns / (ms * MS)
+        # The loop's rows: on the grid, the guest's instructions counted.
+        inside = [r for r in rows if r["instructions_guest"]]
+        check(len(inside) >= points - 1,
+              "%s: %d rows with guest instructions in %.1f grid points" %
+              (mode, len(inside), points))
+        extra = exits - base
+        check(extra <= max(2, points / 10),
+              "%s at %d ms: %d VM exits in the loop, %d without a "
+              "collection: %+d in %.1f grid points" %
+              (mode, ms, exits, base, extra, points))
+        print("  %s at %d ms: %d VM exits in %.0f ms of guest code, %d "
+              "without a collection (%+d in %.1f grid points); %d rows" %
+              (mode, ms, exits, ns / MS, base, extra, points, len(inside)),
+              flush=True)
+    unload()
+
+
 if __name__ == "__main__":
     sys.exit(main())
