@@ -294,7 +294,8 @@ class Collector:
             argv = [UREADER, "--tids", tids, "--events", spec,
                     "--interval-us", str(self.ims * 1000), "--duration-ms",
                     "3600000", "--ready", self.out + ".ready", "--out",
-                    self.out + ".sum", "--window", self.out + ".win"]
+                    self.out + ".sum", "--window", self.out + ".win",
+                    "--align-ns", str(TICK_NS)]
             if k != "ureader":
                 argv.append("--group")
             if k == "ureader-group-jsonl":

@@ -5,7 +5,7 @@
  * ureader --tids T1,T2,... --events TYPE:CONFIG[:MODS],... --interval-us N
  *         --duration-ms D [--group] [--out FILE] [--ready FILE]
  *         [--jsonl FILE --pid P --names a,b,... [--vm NAME] [--uuid U]]
- *         [--window FILE]
+ *         [--window FILE] [--align-ns A]
  *
  * Opens one counter per (TID, event) with perf_event_open(2) (pid = TID,
  * cpu = -1); MODS are vcpuperf's modifier letters u, k, G and H.  Every tick of a drift-free CLOCK_MONOTONIC grid
@@ -13,7 +13,10 @@
  * fd (value, time_enabled, time_running), and discards the values.  With
  * --group, each TID's events are one group (the first is the leader) read
  * with PERF_FORMAT_GROUP: one read() per TID.  A tick that overruns skips
- * grid points.  --ready FILE is created once the counters are open.
+ * grid points.  --align-ns A bases the grid on the first multiple of A
+ * (CLOCK_MONOTONIC) at or after the start: given the kernel's tick, as
+ * vcpuperf's sampler bases its grid.  --ready FILE is created once the
+ * counters are open.
  * SIGTERM or SIGINT ends the run early (with the summary).
  * At the end it writes a JSON summary (ticks, reads, tick
  * timestamps' interval mean and jitter) to FILE or stdout.
@@ -88,7 +91,7 @@ static void usage(void)
 	fprintf(stderr, "usage: ureader --tids T,... --events TYPE:CONFIG[:ukGH],... "
 		"--interval-us N --duration-ms D [--group] [--out FILE] [--ready FILE]\n"
 		"               [--jsonl FILE --pid P --names a,b,... [--vm NAME] [--uuid U]]\n"
-		"               [--window FILE]\n");
+		"               [--window FILE] [--align-ns A]\n");
 	exit(2);
 }
 
@@ -208,6 +211,7 @@ int main(int argc, char **argv)
 	char ident[IDENT_LEN];
 	size_t identlen;
 	uint64_t interval_ns = 100000000ULL, duration_ns = 1000000000ULL;
+	uint64_t align_ns = 0;
 	struct perf_event_attr attr[MAX_EVENTS];
 	char key[MAX_EVENTS][KEY_LEN], ivs[32];
 	size_t keylen[MAX_EVENTS], ivslen;
@@ -249,6 +253,8 @@ int main(int argc, char **argv)
 			vm = argv[++i];
 		else if (!strcmp(argv[i], "--uuid") && i + 1 < argc)
 			uuid = argv[++i];
+		else if (!strcmp(argv[i], "--align-ns") && i + 1 < argc)
+			align_ns = strtoull(argv[++i], NULL, 10);
 		else
 			usage();
 	}
@@ -371,6 +377,8 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_stop);
 	signal(SIGINT, on_stop);
 	start = now_ns();
+	if (align_ns && start % align_ns)
+		start += align_ns - start % align_ns;
 	end = start + duration_ns;
 	next = start;
 	for (;;) {

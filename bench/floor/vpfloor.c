@@ -5,8 +5,9 @@
  * Creates one kernel counter per (tid, event) with
  * perf_event_create_kernel_counter() and calls perf_event_read_value() on
  * every counter once per interval from a kthread on a drift-free
- * CLOCK_MONOTONIC grid, discarding the values.  No ring, no records, no
- * reader: the least any in-kernel per-thread collector must do.  The
+ * CLOCK_MONOTONIC grid based on a scheduler tick (as vcpuperf's),
+ * discarding the values.  No ring, no records, no reader: the least any
+ * in-kernel per-thread collector must do.  The
  * counters are created and released by the kthread itself so that its
  * /proc/<pid>/schedstat holds all the CPU time the floor costs.
  *
@@ -26,7 +27,9 @@
  */
 #include <linux/delay.h>
 #include <linux/hrtimer.h>
+#include <linux/jiffies.h>
 #include <linux/kernel.h>
+#include <linux/math64.h>
 #include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/perf_event.h>
@@ -223,9 +226,14 @@ static int vpf_fn(void *data)
 	u64 interval = (u64)interval_us * NSEC_PER_USEC;
 	unsigned int i, n = nr_tids * nr_events;
 	ktime_t next;
+	u32 rem;
 
 	vpf_create();
+	/* The grid's base on a scheduler tick, as vcpuperf's sampler's. */
 	next = ktime_get();
+	div_u64_rem(ktime_to_ns(next), TICK_NSEC, &rem);
+	if (rem)
+		next = ktime_add_ns(next, TICK_NSEC - rem);
 	while (!kthread_should_stop()) {
 		ktime_t now;
 		u64 late;
