@@ -38,7 +38,7 @@ Measured over the window:
   tool    the collector process's CPU time (vcpuperf-cat, perf stat,
           ureader; perf's and ureader's system calls are theirs)
   exits   KVM's exit counters of the VM (debugfs, every vCPU's sum) above
-          the rate of the run without a collector, per vCPU per tick,
+          the same guest work's without a collector, per vCPU per tick,
           with the reasons KVM counts (the rest is interrupts)
 
 Collectors: vcpuperf-cat --qemu in each read mode (direct, kick, lazy),
