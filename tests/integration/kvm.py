@@ -39,17 +39,23 @@ UUID = "5e3c2a4f-8a7b-4c1d-9e0f-112233445566"
 class Vmm:
     """tests/vmm/vpvmm: a KVM VM whose vCPUs retire known instructions."""
 
-    def __init__(self, name, phases, vcpus=2, io_ms=0, hold=False):
-        self.ready = os.path.join(OUT, name + ".vmm-ready.json")
-        self.report_path = os.path.join(OUT, name + ".vmm-report.json")
-        self.done = os.path.join(OUT, name + ".vmm-done")
+    def __init__(self, name, phases, vcpus=2, io_ms=0, hold=False,
+                 outdir=OUT, done_pipe=False):
+        """@outdir holds its files (by default the 9p share); with
+        @done_pipe the end comes down a pipe that wait_done() blocks on
+        (no polling: nothing of the test wakes meanwhile)."""
+        self.ready = os.path.join(outdir, name + ".vmm-ready.json")
+        self.report_path = os.path.join(outdir, name + ".vmm-report.json")
+        self.done = os.path.join(outdir, name + ".vmm-done")
         for p in (self.ready, self.report_path, self.done):
             if os.path.exists(p):
                 os.unlink(p)
         args = [VMM, "-name", "guest=%s,debug-threads=on" % name,
                 "-uuid", UUID, "--vcpus", str(vcpus), "--wait-go",
-                "--ready", self.ready, "--report", self.report_path,
-                "--done", self.done]
+                "--ready", self.ready, "--report", self.report_path]
+        self.done_r, done_w = os.pipe() if done_pipe else (None, None)
+        args += ["--done-fd", str(done_w)] if done_pipe else \
+            ["--done", self.done]
         for ph in phases:
             args += ["--phases", ph]
         if io_ms:
@@ -57,7 +63,10 @@ class Vmm:
         if hold:
             args.append("--hold")
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, text=True)
+                                     stderr=subprocess.STDOUT, text=True,
+                                     pass_fds=(done_w,) if done_pipe else ())
+        if done_pipe:
+            os.close(done_w)
         deadline = time.time() + 60
         while not os.path.exists(self.ready):
             if self.proc.poll() is not None:
@@ -74,6 +83,10 @@ class Vmm:
         os.kill(self.pid, signal.SIGUSR1)
 
     def wait_done(self, timeout=300):
+        if self.done_r is not None:
+            got = os.read(self.done_r, 16)
+            check(got == b"done\n", "vpvmm did not finish: %r" % got)
+            return
         deadline = time.time() + timeout
         while not os.path.exists(self.done):
             check(self.proc.poll() is None,
@@ -101,6 +114,9 @@ class Vmm:
             return json.load(f)
 
     def kill(self):
+        if self.done_r is not None:
+            os.close(self.done_r)
+            self.done_r = None
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
@@ -965,50 +981,28 @@ def loop_exits(name, iters, cat_args):
     on tmpfs (a write to the 9p share would be a virtio interrupt)."""
     tmp = os.path.join("/tmp", name)
     os.makedirs(tmp, exist_ok=True)
-    ready = os.path.join(tmp, "ready")
-    report = os.path.join(tmp, "report")
-    for p in (ready, report):
-        if os.path.exists(p):
-            os.unlink(p)
-    done_r, done_w = os.pipe()
-    vmm = subprocess.Popen(
-        [VMM, "-name", "guest=%s,debug-threads=on" % name, "-uuid", UUID,
-         "--vcpus", "1", "--phases", "loop:%d" % iters, "--wait-go",
-         "--hold", "--ready", ready, "--report", report,
-         "--done-fd", str(done_w)], pass_fds=(done_w,),
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    os.close(done_w)
+    vmm = Vmm(name, ["loop:%d" % iters], vcpus=1, hold=True, outdir=tmp,
+              done_pipe=True)
     c = None
     try:
-        deadline = time.time() + 60
-        while not os.path.exists(ready):
-            if vmm.poll() is not None:
-                raise TestFailure("vpvmm died: %s" % vmm.stdout.read())
-            check(time.time() < deadline, "vpvmm never got ready")
-            time.sleep(0.02)
-        with open(ready) as f:
-            info = json.load(f)
         if cat_args:
-            c = Cat(name, "--qemu", str(info["pid"]), "-q", *cat_args,
+            c = Cat(name, "--qemu", str(vmm.pid), "-q", *cat_args,
                     outdir=tmp)
             c.wait_started(1)
             # Two intervals of the collection's own pace before the loop.
             time.sleep(0.25)
-        before = vm_exits(info["pid"])
-        os.kill(info["pid"], signal.SIGUSR1)
-        got = os.read(done_r, 16)
-        check(got == b"done\n", "vpvmm did not finish: %r" % got)
-        exits = vm_exits(info["pid"]) - before
-    finally:
-        os.close(done_r)
+        before = vm_exits(vmm.pid)
+        vmm.go()
+        vmm.wait_done()
+        exits = vm_exits(vmm.pid) - before
         if c:
             rc = c.stop()
             check(rc == 0, "vcpuperf-cat exit %d: %s" % (rc, c.stderr))
-        if vmm.poll() is None:
-            vmm.send_signal(signal.SIGTERM)
-            vmm.wait(timeout=60)
-    with open(report) as f:
-        rep = json.load(f)
+        rep = vmm.end()
+    finally:
+        if c and c.proc.poll() is None:
+            c.stop()
+        vmm.kill()
     v = rep["vcpus"][0]
     ph = v["phases"][0]
     rows = vcpu_rows(c.rows(), v["tid"]) if c else []
