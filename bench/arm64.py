@@ -40,6 +40,12 @@ Measured over the window:
   exits   KVM's exit counters of the VM (debugfs, every vCPU's sum) above
           the same guest work's without a collector, per vCPU per tick,
           with the reasons KVM counts (the rest is interrupts)
+  irqs    the CPU's interrupts (/proc/interrupts) that are not a
+          scheduler tick: all of them less the ticks' times (multiples of
+          TICK_NS) the window holds; a guest is exited by an interrupt,
+          and one that is not the tick is the collector's own (its
+          timer, unless the tick's interrupt expired it); the run without
+          a collector has none
 
 Collectors: vcpuperf-cat --qemu in each read mode (direct, kick, lazy),
 perf stat -I per thread, plain and grouped, bench/ureader (one read per
@@ -66,6 +72,9 @@ FLOORKO = os.environ["VP_FLOOR"]
 KVM_DEBUGFS = "/sys/kernel/debug/kvm"
 TICK_NS = 4000000           # CONFIG_HZ=250 (Debian's arm64 kernel)
 GO_PHASE_NS = TICK_NS // 2
+# From a tick's time to its interrupt counted, at most (the bed's handler
+# entry takes a few microseconds).
+IRQ_LATENCY_NS = 50000
 SCHED_KNOBS = {"latency_ns": 4000000000, "min_granularity_ns": 4000000000}
 QUIET_KNOBS = {"/proc/sys/vm/stat_interval": 3600,
                "/proc/sys/vm/compaction_proactiveness": 0,
@@ -194,6 +203,34 @@ def kvm_stats(pid):
             except (OSError, ValueError, IndexError):
                 pass
     return out
+
+
+def irq_total():
+    """(every interrupt the CPU took, as /proc/interrupts counts them,
+    CLOCK_MONOTONIC before and after reading it)."""
+    t0 = time.monotonic_ns()
+    n = 0
+    with open("/proc/interrupts") as f:
+        next(f)
+        for line in f:
+            parts = line.split()
+            if len(parts) > 1 and parts[1].isdigit():
+                n += int(parts[1])
+    return n, t0, time.monotonic_ns()
+
+
+def sched_ticks(a, b):
+    """The scheduler ticks' times (multiples of TICK_NS) in (@a, @b]."""
+    return b // TICK_NS - a // TICK_NS
+
+
+def own_irqs(i1, i2):
+    """[least, most] interrupts that were not a tick between two
+    irq_total() readings: a tick whose time falls while a reading is
+    taken (or less than IRQ_LATENCY_NS before) may be in it or not."""
+    n = i2[0] - i1[0]
+    return [n - sched_ticks(i1[1] - IRQ_LATENCY_NS, i2[2]),
+            n - sched_ticks(i1[2], i2[1] - IRQ_LATENCY_NS)]
 
 
 class Vmm:
@@ -447,11 +484,13 @@ def run(cfg, kind, tag, phase_ns):
         k1, (v1, w1) = kvm_stats(vmm.pid), xb.task_schedstat(vmm.pid)
         st1 = c.status()
         at_tick_phase(GO_PHASE_NS)
+        i1 = irq_total()
         s1 = c.snap()
         t1 = time.monotonic_ns()
         vmm.go()
         vmm.wait_done(3600)
         t2 = time.monotonic_ns()
+        i2 = irq_total()
         s2 = c.snap()
         st2 = c.status()
         (v2, w2), k2 = xb.task_schedstat(vmm.pid), kvm_stats(vmm.pid)
@@ -469,6 +508,8 @@ def run(cfg, kind, tag, phase_ns):
                tool_ns=s2["tool"] - s1["tool"],
                kthread_ns=s2["kthread"] - s1["kthread"],
                kvm={k: k2[k] - k1.get(k, 0) for k in k2}, rows=rows,
+               own_irqs=own_irqs(i1, i2),
+               sched_ticks=sched_ticks(i1[2], i2[1]),
                ticks=c.ticks(t1, t2, s1, s2, st1, st2))
     # The counts around the window (status, snapshots) can take in a
     # pass or two beside it: at most the window's own.
@@ -539,11 +580,13 @@ def main():
                     continue
                 r = runs[kind]
                 log("%-12s %-20s pass %d: %.1f s wall, window %.3f s, "
-                    "vmm %.1f M, tool %.2f M, kthread %.2f M, exits %d" %
+                    "vmm %.1f M, tool %.2f M, kthread %.2f M, exits %d, "
+                    "own irqs %d-%d in %d ticks" %
                     (name, kind, p, time.monotonic() - t0,
                      r["window_ns"] / 1e9, r["vmm_ns"] / 1e6,
                      r["tool_ns"] / 1e6, r["kthread_ns"] / 1e6,
-                     r["kvm"].get("exits", -1)))
+                     r["kvm"].get("exits", -1), r["own_irqs"][0],
+                     r["own_irqs"][1], r["sched_ticks"]))
             c["passes"].append(runs)
             with open(os.path.join(out, "arm64.json"), "w") as f:
                 json.dump(result, f, indent=1)
