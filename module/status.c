@@ -4,8 +4,16 @@
  * default one first), its owner, state, interval, ring use and drops, the
  * reason of its last rejected command, its processes and its threads with
  * each counter's state and last values.
+ *
+ * A collection's threads are copied under its lock and formatted after it
+ * is released: their lines (a few thousand with hundreds of threads) take
+ * milliseconds to format, more each time seq_file starts over with a larger
+ * buffer, and a sampler due meanwhile would wait for the lock and skip
+ * grid points.
  */
 #include <linux/math64.h>
+#include <linux/mm.h>
+#include <linux/sched.h>
 #include <linux/seq_file.h>
 
 #include "counter.h"
@@ -28,36 +36,156 @@ static void vp_status_ring(struct seq_file *m, struct vp_ring *ring)
 		   st.produced, st.drops, st.next_seq);
 }
 
-static void vp_status_counter(struct seq_file *m, const struct vp_counter *c,
-			      const struct vcpuperf_event_desc *d)
-{
+/* A counter's status line, copied under the collection's lock. */
+struct vp_status_cnt {
+	char name[VCPUPERF_NAME_LEN];
+	const char *state;
+	struct vcpuperf_count last;
 	enum vcpuperf_cause cause;
+	int error;
+	u32 users;
+	bool available;
+};
+
+/* A thread's status lines: its own and @nr_events counters' from @first. */
+struct vp_status_thread {
+	pid_t tid;
+	struct vcpuperf_target_id id;
+	char comm[VCPUPERF_COMM_LEN];
+	enum vcpuperf_target_kind kind;
+	u64 seen;
+	u64 ran;
+	u64 with_values;
+	u32 first;
+	u32 nr_events;
+};
+
+/* A collection's threads; @nr_threads and @nr_cnts of room for. */
+struct vp_status_snap {
+	struct vp_status_thread *threads;
+	struct vp_status_cnt *cnts;
+	u32 nr_threads;
+	u32 nr_cnts;
+};
+
+static void vp_status_snap_free(struct vp_status_snap *s)
+{
+	kvfree(s->threads);
+	kvfree(s->cnts);
+	s->threads = NULL;
+	s->cnts = NULL;
+	s->nr_threads = 0;
+	s->nr_cnts = 0;
+}
+
+/*
+ * Lock @c with room in @s for its threads: the memory is allocated with
+ * the lock dropped (threads come and go meanwhile: count again).
+ */
+static int vp_status_lock_room(struct vp_coll *c, struct vp_status_snap *s)
+{
+	struct vp_target *t;
+	u32 nt, ncnt;
+
+	for (;;) {
+		nt = 0;
+		ncnt = 0;
+		mutex_lock(&c->lock);
+		list_for_each_entry(t, &c->targets, node) {
+			nt++;
+			ncnt += t->nr_events;
+		}
+		if (nt <= s->nr_threads && ncnt <= s->nr_cnts)
+			return 0;
+		mutex_unlock(&c->lock);
+		vp_status_snap_free(s);
+		/* At least one of each: kvmalloc_array() of 0 is no room. */
+		nt = max(nt, 1U);
+		ncnt = max(ncnt, 1U);
+		s->threads = kvmalloc_array(nt, sizeof(*s->threads),
+					    GFP_KERNEL);
+		s->cnts = kvmalloc_array(ncnt, sizeof(*s->cnts), GFP_KERNEL);
+		if (!s->threads || !s->cnts) {
+			vp_status_snap_free(s);
+			return -ENOMEM;
+		}
+		s->nr_threads = nt;
+		s->nr_cnts = ncnt;
+	}
+}
+
+static void vp_status_copy_cnt(struct vp_status_cnt *d,
+			       const struct vp_counter *c,
+			       const struct vcpuperf_event_desc *desc)
+{
+	strscpy(d->name, desc->name, sizeof(d->name));
+	d->available = !!c->event;
+	d->state = vp_counter_state(c);
+	d->last = c->last;
+	d->error = c->error;
+	d->cause = c->event ? VCPUPERF_CAUSE_UNKNOWN :
+		   vp_counter_cause(c, desc);
+	d->users = c->event ? vp_shared_users(c->sh) : 0;
+}
+
+/* Copy @c's threads into @s; @c locked with room (vp_status_lock_room()). */
+static void vp_status_copy(struct vp_coll *c, struct vp_status_snap *s)
+{
+	struct vp_status_thread *d = s->threads;
+	struct vp_target *t;
+	u32 ncnt = 0, i;
+
+	list_for_each_entry(t, &c->targets, node) {
+		d->tid = t->tid;
+		d->id = t->id;
+		memcpy(d->comm, t->comm, sizeof(d->comm));
+		d->kind = t->kind;
+		d->seen = t->intervals_seen;
+		d->ran = t->intervals_ran;
+		d->with_values = t->intervals_with_values;
+		d->first = ncnt;
+		d->nr_events = t->nr_events;
+		for (i = 0; i < t->nr_events; i++)
+			vp_status_copy_cnt(&s->cnts[ncnt++], &t->counters[i],
+					   &t->events[i]);
+		d++;
+	}
+	s->nr_threads = d - s->threads;
+}
+
+static void vp_status_counter(struct seq_file *m,
+			      const struct vp_status_cnt *c)
+{
 	u64 scaled;
 
-	if (!c->event) {
-		cause = vp_counter_cause(c, d);
-		seq_printf(m, "  %-24s unavailable %s (%s)\n", d->name,
-			   vp_errno_name(c->error), vp_cause_name(cause));
+	if (!c->available) {
+		seq_printf(m, "  %-24s unavailable %s (%s)\n", c->name,
+			   vp_errno_name(c->error), vp_cause_name(c->cause));
 		return;
 	}
 	if (!vp_scale(c->last.value, c->last.enabled, c->last.running, &scaled))
 		scaled = 0;
 	seq_printf(m, "  %-24s %s value %llu enabled %llu running %llu scaled %llu users %u\n",
-		   d->name, vp_counter_state(c), c->last.value,
-		   c->last.enabled, c->last.running, scaled,
-		   vp_shared_users(c->sh));
+		   c->name, c->state, c->last.value, c->last.enabled,
+		   c->last.running, scaled, c->users);
 }
 
-static void vp_status_target(struct seq_file *m, struct vp_target *t)
+static void vp_status_threads(struct seq_file *m,
+			      const struct vp_status_snap *s)
 {
+	const struct vp_status_thread *t;
 	u32 i;
 
-	seq_printf(m, "tid %d pid %u vcpu %d comm \"%s\" by %s: %llu intervals, %llu ran, %llu with values\n",
-		   t->tid, t->id.pid, t->id.vcpu, t->comm,
-		   vp_kind_name(t->kind), t->intervals_seen,
-		   t->intervals_ran, t->intervals_with_values);
-	for (i = 0; i < t->nr_events; i++)
-		vp_status_counter(m, &t->counters[i], &t->events[i]);
+	for (t = s->threads; t < s->threads + s->nr_threads; t++) {
+		seq_printf(m, "tid %d pid %u vcpu %d comm \"%s\" by %s: %llu intervals, %llu ran, %llu with values\n",
+			   t->tid, t->id.pid, t->id.vcpu, t->comm,
+			   vp_kind_name(t->kind), t->seen, t->ran,
+			   t->with_values);
+		for (i = 0; i < t->nr_events; i++)
+			vp_status_counter(m, &s->cnts[t->first + i]);
+		/* A sampler due gets the CPU between two threads. */
+		cond_resched();
+	}
 }
 
 static void vp_status_reads(struct seq_file *m, struct vp_coll *c)
@@ -92,12 +220,15 @@ static void vp_status_owner(struct seq_file *m, struct vp_coll *c)
 
 static void vp_status_coll(struct seq_file *m, struct vp_coll *c)
 {
+	struct vp_status_snap s = {};
 	char dur[VP_DURATION_LEN];
-	struct vp_target *t;
 	struct vp_group *g;
+	int ret;
 
 	vp_status_owner(m, c);
-	mutex_lock(&c->lock);
+	ret = vp_status_lock_room(c, &s);
+	if (ret)
+		mutex_lock(&c->lock);
 	vp_format_duration(dur, sizeof(dur), c->interval_ns);
 	seq_printf(m, "state: %s\n", c->ended ? "ended" :
 		   c->nr_targets ? "sampling" :
@@ -126,9 +257,16 @@ static void vp_status_coll(struct seq_file *m, struct vp_coll *c)
 	}
 	seq_printf(m, "targets: %u (limit %u)\n", c->nr_targets,
 		   c->mod->max_targets);
-	list_for_each_entry(t, &c->targets, node)
-		vp_status_target(m, t);
+	if (ret) {
+		mutex_unlock(&c->lock);
+		seq_printf(m, "  (threads not listed: %s)\n",
+			   vp_errno_name(ret));
+		return;
+	}
+	vp_status_copy(c, &s);
 	mutex_unlock(&c->lock);
+	vp_status_threads(m, &s);
+	vp_status_snap_free(&s);
 }
 
 /**

@@ -1048,5 +1048,65 @@ def sampler_wakes_on_the_tick():
     unload()
 
 
+def status_passes():
+    """(passes, missed grid points) of every collection together, from
+    the status file."""
+    txt = read_file("status")
+    got = re.findall(r"^passes: (\d+), missed grid points: (\d+)$", txt,
+                     re.M)
+    return (sum(int(p) for p, _ in got), sum(int(m) for _, m in got))
+
+
+@test
+def status_reads_keep_the_grid():
+    """A reader of the status file does not hold up the sampler: with a
+    collection of 256 threads x 8 events (2,304 lines of status) at 5 ms,
+    reading the status back to back for a second, on this one CPU, leaves
+    the sampler on its grid (the threads are copied under the
+    collection's lock and formatted after it, a thread at a time).  The
+    truth is the clock: the passes made against the grid points the
+    second held; and the status's own count of grid points skipped."""
+    load()
+    n, ms = 256, 5
+    tmp = "/tmp/status-grid"
+    os.makedirs(tmp, exist_ok=True)
+    vmm = Vmm("status-grid", ["loop:1000"], vcpus=n, hold=True, outdir=tmp)
+    c = None
+    try:
+        c = Cat("status-grid", "--qemu", str(vmm.pid), "-q", "--events",
+                "instructions,cycles,instructions:G,cycles:G,"
+                "instructions:u,instructions:k,cycles:H,context-switches",
+                "--interval", "%dms" % ms, "--read", "kick", outdir=tmp)
+        c.wait_started(n)
+        time.sleep(0.1)
+        p0, m0 = status_passes()
+        t0 = time.monotonic_ns()
+        reads, lines = 0, 0
+        while time.monotonic_ns() - t0 < 1000 * MS:
+            lines = len(read_file("status").splitlines())
+            reads += 1
+        p1, m1 = status_passes()
+        t1 = time.monotonic_ns()
+    finally:
+        if c and c.proc.poll() is None:
+            rc = c.stop()
+            check(rc == 0, "vcpuperf-cat exit %d: %s" % (rc, c.stderr))
+        vmm.kill()
+    # The two status reads that bracket the second are within it.
+    points = (t1 - t0) / (ms * MS)
+    passes, missed = p1 - p0, m1 - m0
+    print("  %d status reads of %d lines in %.0f ms: %d passes, %d grid "
+          "points skipped, %.1f grid points" %
+          (reads, lines, (t1 - t0) / MS, passes, missed, points),
+          flush=True)
+    check(lines > n * 9, "status has %d lines, want more than %d" %
+          (lines, n * 9))
+    check(reads >= 5, "only %d status reads in a second" % reads)
+    check(missed == 0 and passes >= points - 2,
+          "%d passes and %d grid points skipped in %.1f grid points" %
+          (passes, missed, points))
+    unload()
+
+
 if __name__ == "__main__":
     sys.exit(main())
