@@ -74,7 +74,6 @@ def figures(cfg, runs):
         # most]: a tick at a reading's time may be in it or not).
         if "own_irqs" in r:
             f["own_irqs_run"] = r["own_irqs"]
-            f["own_irqs"] = sum(r["own_irqs"]) / 2 / per
         # Per run, above the run without a collector: its exits, and the
         # scheduler ticks its window holds (each exits a guest that it
         # finds running: a collector's CPU time that holds no tick, as
@@ -135,12 +134,9 @@ def combine(per_run):
             v = [p[name] for p in ps if name in p]
             if v:
                 c[name] = [min(v), max(v)]
-        own = [p["own_irqs_run"] for p in ps if "own_irqs_run" in p]
+        own = hull([p["own_irqs_run"] for p in ps if "own_irqs_run" in p])
         if own:
-            c["own_irqs_run"] = [min(o[0] for o in own),
-                                 max(o[1] for o in own)]
-            c["own_irqs"] = mean([p["own_irqs"] for p in ps
-                                  if "own_irqs" in p])
+            c["own_irqs_run"] = own
         for extra in ("mode", "self_reads", "kicks", "ticks", "window_s"):
             if extra in ps[0]:
                 c[extra] = ps[0][extra]
@@ -174,14 +170,19 @@ def span(r):
     return "%d" % r[0] if r[0] == r[1] else "%d to %d" % (r[0], r[1])
 
 
+def hull(ranges):
+    """The [least, most] that covers every [least, most] of @ranges;
+    None for none."""
+    if not ranges:
+        return None
+    return [min(r[0] for r in ranges), max(r[1] for r in ranges)]
+
+
 def base_irqs(cfg):
     """[least, most] interrupts not a tick of the runs without a
     collector (none expected: the count's own check)."""
-    own = [p["none"]["own_irqs"] for run in cfg["runs"] for p in run
-           if "none" in p and "own_irqs" in p["none"]]
-    if not own:
-        return None
-    return [min(o[0] for o in own), max(o[1] for o in own)]
+    return hull([p["none"]["own_irqs"] for run in cfg["runs"] for p in run
+                 if "none" in p and "own_irqs" in p["none"]])
 
 
 def load_runs(paths):
