@@ -16,8 +16,9 @@
 # per vCPU (MTTCG) x86 kernels livelock now and then while a static key is
 # rewritten, see scripts/matrix.sh; opening and closing counters switches
 # perf's scheduler hooks), tests/harness/install-guest.sh: modprobe, the
-# parameter applied, vcpuperf-cat from /usr/local/bin gives rows, man -w, the systemd
-# unit's helper against a real QEMU (episodes, restart, SIGTERM), rmmod.
+# parameter applied, vcpuperf-cat from /usr/local/bin gives rows, man -w,
+# the systemd unit's helper against a real QEMU (episodes, restart,
+# SIGTERM), rmmod.
 # systemd itself is not run (the guest's init is busybox).
 # Then `make uninstall KVER=VER` for each kernel, and the host must be as
 # before: the same files under /usr/local/{bin,lib,share/man},

@@ -1060,7 +1060,8 @@ def status_passes():
 @test
 def status_reads_keep_the_grid():
     """A reader of the status file does not hold up the sampler: with a
-    collection of 256 threads x 8 events (2,304 lines of status) at 5 ms,
+    collection of 256 threads x 8 events (over 2,300 lines of status) at
+    5 ms,
     reading the status back to back for a second, on this one CPU, leaves
     the sampler on its grid (the threads are copied under the
     collection's lock and formatted after it, a thread at a time).  The
@@ -1079,20 +1080,22 @@ def status_reads_keep_the_grid():
                 "--interval", "%dms" % ms, "--read", "kick", outdir=tmp)
         c.wait_started(n)
         time.sleep(0.1)
+        # Each count is taken somewhere inside its read: the passes
+        # between them cover at least from the end of the first read to
+        # the start of the last.
         p0, m0 = status_passes()
         t0 = time.monotonic_ns()
         reads, lines = 0, 0
         while time.monotonic_ns() - t0 < 1000 * MS:
             lines = len(read_file("status").splitlines())
             reads += 1
-        p1, m1 = status_passes()
         t1 = time.monotonic_ns()
+        p1, m1 = status_passes()
     finally:
         if c and c.proc.poll() is None:
             rc = c.stop()
             check(rc == 0, "vcpuperf-cat exit %d: %s" % (rc, c.stderr))
         vmm.kill()
-    # The two status reads that bracket the second are within it.
     points = (t1 - t0) / (ms * MS)
     passes, missed = p1 - p0, m1 - m0
     print("  %d status reads of %d lines in %.0f ms: %d passes, %d grid "
