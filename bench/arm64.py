@@ -80,8 +80,16 @@ QUIET_KNOBS = {"/proc/sys/vm/stat_interval": 3600,
                "/proc/sys/vm/compaction_proactiveness": 0,
                "/proc/sys/kernel/watchdog": 0,
                "/sys/kernel/mm/transparent_hugepage/khugepaged/"
-               "scan_sleep_millisecs": 3600000}
-QUIET_SETTLE_S = 5
+               "scan_sleep_millisecs": 3600000,
+               "/proc/sys/net/ipv4/neigh/default/interval_probe_time_ms":
+               3600000,
+               "/proc/sys/net/ipv6/neigh/default/interval_probe_time_ms":
+               3600000}
+# Longer than the longest period above (the neighbour tables' 5 s).
+QUIET_SETTLE_S = 6
+# Before the window, at least (run()).
+SETTLE_S = 0.3
+READ_CHUNK = 65536
 CGROOT = "/sys/fs/cgroup"
 VMCG = CGROOT + "/bench-vm"
 UUID = "5a1e0000-0000-4000-8000-00000000be0c"
@@ -165,11 +173,17 @@ def quiet_bed():
     x 100 ms) in some passes and not in others, and not at the same pass
     in two boots.  Off: vmstat's per-CPU update (every second), proactive
     compaction's check (every 500 ms), the soft lockup watchdog (every
-    4 s), khugepaged's scan (every 10 s); PSI's averaging (every 2 s) is
-    off on the kernel command line (psi=0, scripts/bench-arm64.sh).  Left:
-    the memory controller's statistics flush (every 2 s) and what the
-    harness's own work queues (RCU, its kfree_rcu batches)."""
+    4 s), khugepaged's scan (every 10 s), the neighbour tables' probe of
+    managed entries (every 5 s, IPv4's and IPv6's, the latter where IPv6
+    is there); PSI's averaging (every 2 s) and the memory controller's
+    statistics flush (every 2 s) are off on the kernel command line
+    (psi=0 cgroup_disable=memory, scripts/bench-arm64.sh).  What the
+    harness itself queues (RCU callbacks of the files it closes) is kept
+    out of the window by run()."""
     for path, v in QUIET_KNOBS.items():
+        if path.startswith("/proc/sys/net/ipv6/") and \
+                not os.path.exists(path):
+            continue
         with open(path, "w") as f:
             f.write(str(v))
     # The works already queued run out on their old period.
@@ -187,7 +201,9 @@ def at_tick_phase(phase_ns):
 
 
 def kvm_stats(pid):
-    """KVM's counters of the VM of process @pid, every vCPU's sum."""
+    """KVM's counters of the VM of process @pid, every vCPU's sum.  (Its
+    debugfs files cannot be read again once open: simple_attr_open()
+    makes them non-seekable.)"""
     out = {}
     for d in os.listdir(KVM_DEBUGFS):
         if d.split("-")[0] != str(pid):
@@ -205,17 +221,21 @@ def kvm_stats(pid):
     return out
 
 
-def irq_total():
-    """(every interrupt the CPU took, as /proc/interrupts counts them,
-    CLOCK_MONOTONIC before and after reading it)."""
+def per_cpu_counts(text):
+    """{row: count on the one CPU} of /proc/interrupts or /proc/softirqs."""
+    out = {}
+    for line in text.splitlines()[1:]:
+        parts = line.split()
+        if len(parts) > 1 and parts[1].isdigit():
+            out[parts[0].rstrip(":")] = int(parts[1])
+    return out
+
+
+def irq_total(f):
+    """(every interrupt the CPU took, as /proc/interrupts (@f) counts
+    them, CLOCK_MONOTONIC before and after reading it)."""
     t0 = time.monotonic_ns()
-    n = 0
-    with open("/proc/interrupts") as f:
-        next(f)
-        for line in f:
-            parts = line.split()
-            if len(parts) > 1 and parts[1].isdigit():
-                n += int(parts[1])
+    n = sum(per_cpu_counts(f.read()).values())
     return n, t0, time.monotonic_ns()
 
 
@@ -231,6 +251,69 @@ def own_irqs(i1, i2):
     n = i2[0] - i1[0]
     return [n - sched_ticks(i1[1] - IRQ_LATENCY_NS, i2[2]),
             n - sched_ticks(i1[2], i2[1] - IRQ_LATENCY_NS)]
+
+
+class Reread:
+    """A file kept open and read again from its start.  Closing a file
+    frees it after an RCU grace period (file_free_rcu): every file the
+    harness opened and closed at the window's start (hundreds: a
+    schedstat per vCPU thread, KVM's counters) had the RCU kthread woken
+    inside the window, some ticks later, and each such wake-up preempted
+    a vCPU (a switch, 8-10 k instructions) in some passes and not in
+    others."""
+
+    def __init__(self, path):
+        self.fd = os.open(path, os.O_RDONLY)
+
+    def read(self):
+        # seq_file and simple_attr files make their text anew at offset 0.
+        parts, off = [], 0
+        while True:
+            b = os.pread(self.fd, READ_CHUNK, off)
+            if not b:
+                return b"".join(parts).decode()
+            parts.append(b)
+            off += len(b)
+
+    def close(self):
+        os.close(self.fd)
+
+
+class Threads:
+    """The schedstat of every thread of a process, its files kept open
+    (Reread): sum() is (CPU ns, times scheduled in), None once the
+    process is gone.  A thread started since the last sum() is listed
+    through the task directory's file, which stays open too."""
+
+    def __init__(self, pid):
+        self.pid = pid
+        self.dirfd = os.open("/proc/%d/task" % pid, os.O_RDONLY)
+        self.files = {}
+
+    def sum(self):
+        try:
+            # A duplicate of dirfd is closed (not the last reference to
+            # the file: nothing to free).
+            tids = os.listdir(self.dirfd)
+        except OSError:
+            return None
+        ns = slices = 0
+        for t in tids:
+            try:
+                if t not in self.files:
+                    self.files[t] = Reread("/proc/%d/task/%s/schedstat" %
+                                           (self.pid, t))
+                v = self.files[t].read().split()
+                ns += int(v[0])
+                slices += int(v[2])
+            except (OSError, ValueError, IndexError):
+                pass
+        return ns, slices
+
+    def close(self):
+        for f in self.files.values():
+            f.close()
+        os.close(self.dirfd)
 
 
 class Vmm:
@@ -302,6 +385,7 @@ class Collector:
         self.tag = tag
         self.p = None
         self.coll = None
+        self.edge = {}
         self.out = "/tmp/bench-%s" % kind
         self.err = open("/tmp/bench-child.err", "w+")
         for suffix in ("", ".rows", ".events", ".ready", ".sum", ".win"):
@@ -354,6 +438,33 @@ class Collector:
         with open("/sys/module/vpfloor/parameters/" + n) as f:
             return f.read().strip()
 
+    def open_edges(self):
+        """Open what snap() and status() read (Reread), once it is
+        ready()."""
+        self.edge = {}
+        try:
+            if self.kind == "floor":
+                self.edge["kthread"] = Reread("/proc/%d/schedstat" %
+                                              self.kpid)
+                self.edge["ticks"] = Reread(
+                    "/sys/module/vpfloor/parameters/ticks")
+            elif self.p is not None:
+                self.edge["tool"] = Threads(self.p.pid)
+                if self.coll and self.coll.get("kpid"):
+                    self.edge["kthread"] = Reread(
+                        "/proc/%d/schedstat" % self.coll["kpid"])
+                if self.coll and self.coll.get("id") is not None:
+                    self.edge["status"] = Reread(
+                        os.path.join(xb.DEBUGFS, "status"))
+        except OSError:
+            self.close_edges()
+            raise
+
+    def close_edges(self):
+        for f in self.edge.values():
+            f.close()
+        self.edge = {}
+
     def ready(self):
         k = self.kind
         if k == "none":
@@ -380,19 +491,22 @@ class Collector:
     def snap(self):
         """{tool, kthread, self} CPU ns so far."""
         s = {"tool": 0, "kthread": 0, "self": 0}
-        if self.kind == "floor":
-            s["kthread"] = xb.schedstat_ns(self.kpid) or 0
-            s["ticks"] = int(self.par("ticks"))
-        elif self.p is not None:
-            s["tool"] = xb.task_cpu_ns(self.p.pid) or 0
-            if self.coll and self.coll.get("kpid"):
-                s["kthread"] = xb.schedstat_ns(self.coll["kpid"]) or 0
+        e = self.edge
+        if "kthread" in e:
+            s["kthread"] = int(e["kthread"].read().split()[0])
+        if "ticks" in e:
+            s["ticks"] = int(e["ticks"].read())
+        if "tool" in e:
+            s["tool"] = (e["tool"].sum() or (0, 0))[0]
         return s
 
     def status(self):
-        if self.coll and self.coll.get("id") is not None:
-            return xb.status(self.coll["id"]) or {}
-        return {}
+        if "status" not in self.edge:
+            return {}
+        t0 = time.monotonic_ns()
+        text = self.edge["status"].read()
+        return xb.parse_status(text, t0, time.monotonic_ns(),
+                               self.coll["id"]) or {}
 
     def ticks(self, t1, t2, s1, s2, st1, st2):
         """The intervals it read in the window [@t1, @t2] (CLOCK_MONOTONIC
@@ -469,6 +583,7 @@ def run(cfg, kind, tag, phase_ns):
     iters = (work // n - 6) // 2
     vmm = Vmm(n, iters, "bench")
     c = Collector(kind, vmm, events, ims, tag)
+    files = {}
     try:
         at_tick_phase(phase_ns)
         c.start()
@@ -477,20 +592,32 @@ def run(cfg, kind, tag, phase_ns):
             if time.time() > deadline:
                 raise RuntimeError("%s: no output in 300 s" % kind)
             time.sleep(0.05)
-        # Two intervals of steady collection before the window.
-        time.sleep(2 * ims / 1000.0)
-        # The VMM's threads are blocked outside the window: their
-        # figures are read away from it; the collector's next to it.
+        # The VMM's threads are blocked outside the window (each has made
+        # its first entry to the guest): their figures are read away
+        # from it, before the wait below; the collector's next to it,
+        # from files kept open (Reread).
         k1, (v1, w1) = kvm_stats(vmm.pid), xb.task_schedstat(vmm.pid)
+        c.open_edges()
+        files = dict(irqs=Reread("/proc/interrupts"),
+                     softirqs=Reread("/proc/softirqs"))
+        # Steady collection before the window: two intervals, and as long
+        # as the grace periods of RCU and SRCU (KVM's) that the VM's
+        # creation, the collector's start and the reads above began take
+        # to end on the idle CPU (70 ms in a trace): their kthreads'
+        # wake-ups are not the collector's cost, and in the window each
+        # preempted a vCPU.
+        time.sleep(max(2 * ims / 1000.0, SETTLE_S))
         st1 = c.status()
         at_tick_phase(GO_PHASE_NS)
-        i1 = irq_total()
+        q1 = per_cpu_counts(files["softirqs"].read())
+        i1 = irq_total(files["irqs"])
         s1 = c.snap()
         t1 = time.monotonic_ns()
         vmm.go()
         vmm.wait_done(3600)
         t2 = time.monotonic_ns()
-        i2 = irq_total()
+        i2 = irq_total(files["irqs"])
+        q2 = per_cpu_counts(files["softirqs"].read())
         s2 = c.snap()
         st2 = c.status()
         (v2, w2), k2 = xb.task_schedstat(vmm.pid), kvm_stats(vmm.pid)
@@ -498,6 +625,9 @@ def run(cfg, kind, tag, phase_ns):
             with open(c.out + ".win", "w") as f:
                 f.write("%d %d\n" % (t1, t2))
     finally:
+        c.close_edges()
+        for f in files.values():
+            f.close()
         rows = c.stop()
         rep = vmm.stop()
     if not rep or not all(v["finished"] for v in rep["vcpus"]):
@@ -509,6 +639,7 @@ def run(cfg, kind, tag, phase_ns):
                kthread_ns=s2["kthread"] - s1["kthread"],
                kvm={k: k2[k] - k1.get(k, 0) for k in k2}, rows=rows,
                own_irqs=own_irqs(i1, i2),
+               softirqs={k: q2[k] - q1.get(k, 0) for k in q2},
                sched_ticks=sched_ticks(i1[2], i2[1]),
                ticks=c.ticks(t1, t2, s1, s2, st1, st2))
     # The counts around the window (status, snapshots) can take in a

@@ -178,7 +178,12 @@ def status(coll_id=None):
     t0 = mono_ns()
     with open(os.path.join(DEBUGFS, "status")) as f:
         text = f.read()
-    t1 = mono_ns()
+    return parse_status(text, t0, mono_ns(), coll_id)
+
+
+def parse_status(text, t0, t1, coll_id=None):
+    """status() of the status file's @text, read from @t0 to @t1
+    (CLOCK_MONOTONIC ns)."""
     colls = {}
     for block in text.split("\n\n"):
         m = re.match(r"collection (\d+): ", block)
