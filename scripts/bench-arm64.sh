@@ -7,8 +7,8 @@
 #
 #   (default)  8, 64 and 256 vCPU threads x 4 and 8 events x 10 and
 #              100 ms, every collector: two runs, each its own boot with
-#              four passes (each collector started at its own quarter of
-#              the scheduler tick), side by side (the bed has one CPU, and
+#              six passes (each collector started at its own sixth of the
+#              scheduler tick), side by side (the bed has one CPU, and
 #              icount makes its figures independent of the host's load);
 #              results in bench/results/arm64.{md,json}
 #   --smoke    8x4x100ms and 64x8x10ms, one pass; bench/results/smoke-arm64
@@ -25,6 +25,10 @@
 # This script cross-builds the module, vcpuperf-cat, the test VMM, the
 # userspace reader and the floor module for it, boots it once, runs
 # bench/arm64.py there and writes the report (bench/arm64_report.py).
+# The bed's kernel command line: psi=0 and cgroup_disable=memory stop two
+# periodic works (bench/arm64.py quiet_bed()); nokaslr and norandmaps
+# place the kernel and every process the same in both boots, so that a
+# run's path through the kernel does not depend on where things landed.
 # Fails only on real breakage, never on a figure.
 set -euo pipefail
 
@@ -84,7 +88,7 @@ export VP_MODULE=$build/kmod/vcpuperf.ko VP_CAT=$build/tool/vcpuperf-cat \
 	VP_FLOOR=$build/floor/vpfloor.ko
 work=$out/.vm
 rm -rf "$work"
-if [ -n "$smoke" ]; then runs=1 passes=1 tmo=1800; else runs=2 passes=4 tmo=7200; fi
+if [ -n "$smoke" ]; then runs=1 passes=1 tmo=1800; else runs=2 passes=6 tmo=9000; fi
 passes=${VP_BENCH_PASSES:-$passes}
 echo "==== bench-arm64: $runs bed run(s)${smoke:+ (smoke)}"
 pids=()
@@ -92,7 +96,7 @@ for i in $(seq 1 $runs); do
 	mkdir -p "$work/$i"
 	scripts/vm-run.sh --arch arm64 --kernel "$ARM64_KERNEL" --modules-dir "$ARM64_MODDIR" \
 		--busybox "$ARM64_BUSYBOX" --root "$ARM64_ROOT" --mem 2048 --smp 1 \
-		--append psi=0 --timeout $tmo --out "$work/$i" \
+		--append "psi=0 cgroup_disable=memory nokaslr norandmaps" --timeout $tmo --out "$work/$i" \
 		--log "$work/$i/console.log" -- \
 		python3 bench/arm64.py $smoke --passes "$passes" --out /tmp/out >"$work/$i/vm-run.log" 2>&1 &
 	pids+=($!)
