@@ -54,7 +54,9 @@ vcpuperf-cat's JSONL rows), and the in-kernel floor (bench/floor).
 Writes DIR/arm64.json; exits 1 only on breakage, never on a figure."""
 
 import json
+import math
 import os
+import re
 import select
 import signal
 import subprocess
@@ -87,8 +89,14 @@ QUIET_KNOBS = {"/proc/sys/vm/stat_interval": 3600,
                3600000}
 # Longer than the longest period above (the neighbour tables' 5 s).
 QUIET_SETTLE_S = 6
+# A vcpuperf-cat row's time and how late it was read after its grid point.
+GRID_RE = re.compile(r'"t_mono_ns":(\d+).*"late_ns":(\d+)')
 # Before the window, at least (run()).
 SETTLE_S = 0.3
+# /proc/sys/vm/drop_caches: reclaimable slab objects (every shrinker);
+# and, written once, no more notices of it in the kernel log.
+DROP_SLAB = 2
+DROP_QUIET = 4
 READ_CHUNK = 65536
 CGROOT = "/sys/fs/cgroup"
 VMCG = CGROOT + "/bench-vm"
@@ -180,6 +188,8 @@ def quiet_bed():
     (psi=0 cgroup_disable=memory, scripts/bench-arm64.sh).  What the
     harness itself queues (RCU callbacks of the files it closes) is kept
     out of the window by run()."""
+    with open("/proc/sys/vm/drop_caches", "w") as f:
+        f.write(str(DROP_QUIET))
     for path, v in QUIET_KNOBS.items():
         if path.startswith("/proc/sys/net/ipv6/") and \
                 not os.path.exists(path):
@@ -197,6 +207,22 @@ def at_tick_phase(phase_ns):
     due = now - now % TICK_NS + phase_ns
     while due < now + TICK_NS // 4:
         due += TICK_NS
+    time.sleep((due - time.monotonic_ns()) / 1e9)
+
+
+def at_grid_phase(base_ns, ims):
+    """Sleep until GO_PHASE_NS past a point of the sampling grid based at
+    @base_ns (on a tick) with @ims ms between points that is a tick too:
+    the window then starts where the collector's grid is in every pass
+    and boot.  (A grid starts on the first tick after the collector's
+    start, which in two boots takes different time: the grid fell
+    anywhere among the 25 ticks of a 100 ms interval against the work,
+    and the vCPU switches its wake-ups cost moved the target share by up
+    to 5% between boots.)"""
+    period = math.lcm(ims * 1000000, TICK_NS)
+    now = time.monotonic_ns()
+    first = now + TICK_NS // 4 - base_ns - GO_PHASE_NS
+    due = base_ns + GO_PHASE_NS + -(-first // period) * period
     time.sleep((due - time.monotonic_ns()) / 1e9)
 
 
@@ -438,6 +464,35 @@ class Collector:
         with open("/sys/module/vpfloor/parameters/" + n) as f:
             return f.read().strip()
 
+    def grid_base(self):
+        """CLOCK_MONOTONIC ns of a point of the collector's sampling grid
+        (vcpuperf's, the floor's and ureader's start on a scheduler
+        tick), once it is ready(); None for perf stat (its grid is its
+        own start's) and for none."""
+        k = self.kind
+        if k == "none" or k.startswith("perf"):
+            return None
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if k == "floor":
+                    v = int(self.par("base_ns"))
+                    if v:
+                        return v
+                elif k.startswith("ureader"):
+                    with open(self.out + ".ready") as f:
+                        return int(f.read())
+                else:
+                    with open(self.out + ".rows") as f:
+                        for line in f:
+                            m = GRID_RE.search(line)
+                            if m:
+                                return int(m.group(1)) - int(m.group(2))
+            except (OSError, ValueError):
+                pass
+            time.sleep(0.05)
+        raise RuntimeError("%s: no grid point in its output" % self.tag)
+
     def open_edges(self):
         """Open what snap() and status() read (Reread), once it is
         ready()."""
@@ -597,18 +652,30 @@ def run(cfg, kind, tag, phase_ns):
         # from it, before the wait below; the collector's next to it,
         # from files kept open (Reread).
         k1, (v1, w1) = kvm_stats(vmm.pid), xb.task_schedstat(vmm.pid)
+        base = c.grid_base()
         c.open_edges()
         files = dict(irqs=Reread("/proc/interrupts"),
                      softirqs=Reread("/proc/softirqs"))
+        # kfree_rcu() batches what it frees for KFREE_DRAIN_JIFFIES (5 s
+        # on 6.1) before it asks for a grace period: what earlier runs
+        # freed so came to its grace period inside a later window (3 RCU
+        # softirqs in the runs without a collector of some passes, one
+        # boot's vmm time 15 k instructions above the other's).  Its
+        # shrinker drains the batches now.
+        with open("/proc/sys/vm/drop_caches", "w") as f:
+            f.write(str(DROP_SLAB))
         # Steady collection before the window: two intervals, and as long
         # as the grace periods of RCU and SRCU (KVM's) that the VM's
-        # creation, the collector's start and the reads above began take
-        # to end on the idle CPU (70 ms in a trace): their kthreads'
-        # wake-ups are not the collector's cost, and in the window each
-        # preempted a vCPU.
+        # creation, the collector's start, the reads above and the drain
+        # began take to end on the idle CPU (70 ms in a trace): their
+        # kthreads' wake-ups are not the collector's cost, and in the
+        # window each preempted a vCPU.
         time.sleep(max(2 * ims / 1000.0, SETTLE_S))
         st1 = c.status()
-        at_tick_phase(GO_PHASE_NS)
+        if base is None:
+            at_tick_phase(GO_PHASE_NS)
+        else:
+            at_grid_phase(base, ims)
         q1 = per_cpu_counts(files["softirqs"].read())
         i1 = irq_total(files["irqs"])
         s1 = c.snap()

@@ -16,7 +16,7 @@
  * grid points.  --align-ns A bases the grid on the first multiple of A
  * (CLOCK_MONOTONIC) at or after the start: given the kernel's tick, as
  * vcpuperf's sampler bases its grid.  --ready FILE is created once the
- * counters are open.
+ * counters are open, holding the grid's base (CLOCK_MONOTONIC ns).
  * SIGTERM or SIGINT ends the run early (with the summary).
  * At the end it writes a JSON summary (ticks, reads, tick
  * timestamps' interval mean and jitter) to FILE or stdout.
@@ -44,6 +44,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <linux/perf_event.h>
 #include <math.h>
 #include <signal.h>
@@ -361,11 +362,6 @@ int main(int argc, char **argv)
 		}
 	}
 
-	if (ready) {
-		f = fopen(ready, "w");
-		if (f)
-			fclose(f);
-	}
 	nstamps = duration_ns / interval_ns + 2;
 	stamps = calloc(nstamps, sizeof(*stamps));
 	grid = calloc(nstamps, sizeof(*grid));
@@ -379,6 +375,14 @@ int main(int argc, char **argv)
 	start = now_ns();
 	if (align_ns && start % align_ns)
 		start += align_ns - start % align_ns;
+	/* The ready file holds the grid's base (CLOCK_MONOTONIC ns). */
+	if (ready) {
+		f = fopen(ready, "w");
+		if (f) {
+			fprintf(f, "%" PRIu64 "\n", start);
+			fclose(f);
+		}
+	}
 	end = start + duration_ns;
 	next = start;
 	for (;;) {

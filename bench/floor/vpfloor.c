@@ -20,6 +20,7 @@
  *   interval_us=N      read interval (default 100000)
  * Read-only results under /sys/module/vpfloor/parameters/:
  *   kpid ticks missed counters failed late_max_ns late_sum_ns
+ *   base_ns            the grid's base (the scheduler tick it starts on)
  *   late_pct: "TICKS P50 P99 MAX" of the lateness of the pass starts
  *             (ns after their grid point) whose grid point lies in
  *             [win_lo_ns, win_hi_ns] (writable, CLOCK_MONOTONIC ns; 0 0
@@ -72,6 +73,9 @@ static ulong late_max_ns;
 module_param(late_max_ns, ulong, 0444);
 static ulong late_sum_ns;
 module_param(late_sum_ns, ulong, 0444);
+/* The grid's base: CLOCK_MONOTONIC ns of the scheduler tick it starts on. */
+static ulong base_ns;
+module_param(base_ns, ulong, 0444);
 
 static ulong win_lo_ns;
 module_param(win_lo_ns, ulong, 0644);
@@ -234,6 +238,7 @@ static int vpf_fn(void *data)
 	div_u64_rem(ktime_to_ns(next), TICK_NSEC, &rem);
 	if (rem)
 		next = ktime_add_ns(next, TICK_NSEC - rem);
+	base_ns = ktime_to_ns(next);
 	while (!kthread_should_stop()) {
 		ktime_t now;
 		u64 late;
