@@ -200,14 +200,18 @@ def quiet_bed():
     time.sleep(QUIET_SETTLE_S)
 
 
+def at_phase(base_ns, period_ns, phase_ns):
+    """Sleep until @phase_ns past a point @base_ns + k * @period_ns
+    (CLOCK_MONOTONIC), the first at least a quarter tick from now."""
+    first = time.monotonic_ns() + TICK_NS // 4 - base_ns - phase_ns
+    due = base_ns + phase_ns + -(-first // period_ns) * period_ns
+    time.sleep((due - time.monotonic_ns()) / 1e9)
+
+
 def at_tick_phase(phase_ns):
     """Sleep until CLOCK_MONOTONIC is @phase_ns past a scheduler tick's
     time (they come at multiples of TICK_NS)."""
-    now = time.monotonic_ns()
-    due = now - now % TICK_NS + phase_ns
-    while due < now + TICK_NS // 4:
-        due += TICK_NS
-    time.sleep((due - time.monotonic_ns()) / 1e9)
+    at_phase(0, TICK_NS, phase_ns)
 
 
 def at_grid_phase(base_ns, ims):
@@ -219,11 +223,7 @@ def at_grid_phase(base_ns, ims):
     anywhere among the 25 ticks of a 100 ms interval against the work,
     and the vCPU switches its wake-ups cost moved the target share by up
     to 5% between boots.)"""
-    period = math.lcm(ims * 1000000, TICK_NS)
-    now = time.monotonic_ns()
-    first = now + TICK_NS // 4 - base_ns - GO_PHASE_NS
-    due = base_ns + GO_PHASE_NS + -(-first // period) * period
-    time.sleep((due - time.monotonic_ns()) / 1e9)
+    at_phase(base_ns, math.lcm(ims * 1000000, TICK_NS), GO_PHASE_NS)
 
 
 def kvm_stats(pid):
@@ -292,10 +292,10 @@ def pin_maps(pid):
     would fall elsewhere against the tick in each boot."""
     try:
         with open("/proc/%d/maps" % pid) as f:
-            paths = {ln.split(None, 5)[5].strip() for ln in f
-                     if len(ln.split(None, 5)) == 6}
+            fields = [ln.split(None, 5) for ln in f]
     except OSError:
         return
+    paths = {x[5].strip() for x in fields if len(x) == 6}
     for path in paths:
         if path.startswith("/") and path not in PINNED and \
                 not path.startswith("/dev/") and \
@@ -334,34 +334,32 @@ class Reread:
 
 class Threads:
     """The schedstat of every thread of a process, its files kept open
-    (Reread): sum() is (CPU ns, times scheduled in), None once the
-    process is gone.  A thread started since the last sum() is listed
-    through the task directory's file, which stays open too."""
+    (Reread): cpu_ns() is their CPU time, None once the process is gone.
+    A thread started since the last cpu_ns() is listed through the task
+    directory's file, which stays open too."""
 
     def __init__(self, pid):
         self.pid = pid
         self.dirfd = os.open("/proc/%d/task" % pid, os.O_RDONLY)
         self.files = {}
 
-    def sum(self):
+    def cpu_ns(self):
         try:
             # A duplicate of dirfd is closed (not the last reference to
             # the file: nothing to free).
             tids = os.listdir(self.dirfd)
         except OSError:
             return None
-        ns = slices = 0
+        ns = 0
         for t in tids:
             try:
                 if t not in self.files:
                     self.files[t] = Reread("/proc/%d/task/%s/schedstat" %
                                            (self.pid, t))
-                v = self.files[t].read().split()
-                ns += int(v[0])
-                slices += int(v[2])
+                ns += int(self.files[t].read().split()[0])
             except (OSError, ValueError, IndexError):
                 pass
-        return ns, slices
+        return ns
 
     def close(self):
         for f in self.files.values():
@@ -579,7 +577,7 @@ class Collector:
         if "ticks" in e:
             s["ticks"] = int(e["ticks"].read())
         if "tool" in e:
-            s["tool"] = (e["tool"].sum() or (0, 0))[0]
+            s["tool"] = e["tool"].cpu_ns() or 0
         return s
 
     def status(self):

@@ -1061,8 +1061,7 @@ def status_passes():
 def status_reads_keep_the_grid():
     """A reader of the status file does not hold up the sampler: with a
     collection of 256 threads x 8 events (over 2,300 lines of status) at
-    5 ms,
-    reading the status back to back for a second, on this one CPU, leaves
+    5 ms, reading the status back to back for a second, on this one CPU, leaves
     the sampler on its grid (the threads are copied under the
     collection's lock and formatted after it, a thread at a time).  The
     truth is the clock: the passes made against the grid points the
