@@ -46,6 +46,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -59,6 +60,7 @@
 #define MAX_VCPUS	512		/* arm64 KVM with a GICv3 host */
 #define MAX_PHASES	64
 #define NAME_LEN	16		/* TASK_COMM_LEN */
+#define GO_LINE_LEN	32		/* --go-fd: a time in ns and a newline */
 
 /* Guest physical layout: code and mailboxes in one slot, MMIO above it. */
 #define GUEST_RAM_BASE	0x40000000ULL
@@ -101,6 +103,7 @@ static const char *opt_ready;
 static const char *opt_report;
 static const char *opt_done;
 static int opt_done_fd = -1;
+static int opt_go_fd = -1;
 static bool opt_wait_go;
 static bool opt_hold;
 static bool opt_sched_idle;
@@ -118,6 +121,7 @@ static pthread_cond_t hold_cond = PTHREAD_COND_INITIALIZER;
 static int named;			/* under lock */
 static int nfinished;			/* under lock */
 static bool go;				/* under lock */
+static int64_t go_ns;			/* when go was set */
 static volatile pid_t io_tid;
 static int io_stop;			/* atomic */
 
@@ -155,7 +159,8 @@ static void print_help(FILE *f)
 	      "             [--vcpus N] [--phases SPEC]... [--io-ms MS]\n"
 	      "             [--ready FILE] [--report FILE] [--done FILE]\n"
 	      "             [--done-fd N]\n"
-	      "             [--wait-go] [--hold] [--sched-idle] [--enter-early]\n"
+	      "             [--wait-go [--go-fd N]] [--hold] [--sched-idle]\n"
+	      "             [--enter-early]\n"
 	      "  --vcpus N       vCPU threads 'CPU <n>/KVM' (default 2)\n"
 	      "  --phases SPEC   the phases of vCPU i (the i-th --phases; the last\n"
 	      "                  one given serves the vCPUs after it): a comma list\n"
@@ -171,6 +176,10 @@ static void print_help(FILE *f)
 	      "  --done-fd N     the same as a line on file descriptor N (a pipe\n"
 	      "                  a caller blocks on: no polling)\n"
 	      "  --wait-go       run the phases only after SIGUSR1\n"
+	      "  --go-fd N       with --wait-go, go is a time instead: a line on\n"
+	      "                  file descriptor N with a CLOCK_MONOTONIC time in\n"
+	      "                  ns, when the main thread (woken by its own timer)\n"
+	      "                  lets the vCPUs go; at once if it has passed\n"
 	      "  --sched-idle    vCPU threads in SCHED_IDLE: anything else that\n"
 	      "                  wants the CPU (a collector) gets it at once\n"
 	      "  --enter-early   each vCPU's first entry (to the guest's first MMIO\n"
@@ -245,7 +254,7 @@ static void parse_phases(struct vcpu *v, const char *spec)
 static void parse_args(int argc, char **argv)
 {
 	enum { O_VCPUS = 256, O_PHASES, O_READY, O_REPORT, O_DONE, O_DONE_FD,
-	       O_GO, O_HOLD, O_IDLE, O_EARLY, O_IO, O_NAME, O_UUID };
+	       O_GO, O_GO_FD, O_HOLD, O_IDLE, O_EARLY, O_IO, O_NAME, O_UUID };
 	static const struct option opts[] = {
 		{ "vcpus", required_argument, NULL, O_VCPUS },
 		{ "phases", required_argument, NULL, O_PHASES },
@@ -254,6 +263,7 @@ static void parse_args(int argc, char **argv)
 		{ "done", required_argument, NULL, O_DONE },
 		{ "done-fd", required_argument, NULL, O_DONE_FD },
 		{ "wait-go", no_argument, NULL, O_GO },
+		{ "go-fd", required_argument, NULL, O_GO_FD },
 		{ "hold", no_argument, NULL, O_HOLD },
 		{ "sched-idle", no_argument, NULL, O_IDLE },
 		{ "enter-early", no_argument, NULL, O_EARLY },
@@ -293,6 +303,9 @@ static void parse_args(int argc, char **argv)
 		case O_GO:
 			opt_wait_go = true;
 			break;
+		case O_GO_FD:
+			opt_go_fd = (int)parse_u64(optarg, "--go-fd");
+			break;
 		case O_HOLD:
 			opt_hold = true;
 			break;
@@ -320,6 +333,8 @@ static void parse_args(int argc, char **argv)
 	}
 	if (optind != argc)
 		die("unexpected argument '%s'", argv[optind]);
+	if (opt_go_fd >= 0 && !opt_wait_go)
+		die("--go-fd needs --wait-go");
 	if (!opt_nspecs)
 		opt_phase_spec[opt_nspecs++] = "loop:1000000";
 	for (i = 0; i < opt_vcpus; i++) {
@@ -441,6 +456,47 @@ static void vcpu_run_to_exit(struct vcpu *v, struct phase *p)
 			    v->run->exit_reason);
 		}
 	}
+}
+
+/*
+ * --go-fd: read the time to go (CLOCK_MONOTONIC ns, one line) and sleep
+ * until it.  The caller can be asleep by then: nothing it does is next
+ * to the vCPUs' start.
+ */
+static void wait_go_time(void)
+{
+	char buf[GO_LINE_LEN + 1], *end;
+	size_t len = 0;
+	unsigned long long t;
+	struct timespec ts;
+	ssize_t n;
+	int err;
+
+	while (len < GO_LINE_LEN && !memchr(buf, '\n', len)) {
+		n = read(opt_go_fd, buf + len, GO_LINE_LEN - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			die("--go-fd %d: %s", opt_go_fd,
+			    n ? strerror(errno) : "closed before a time");
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	errno = 0;
+	t = strtoull(buf, &end, 10);
+	if (errno || end == buf || *end != '\n')
+		die("--go-fd %d: bad time '%s'", opt_go_fd, buf);
+	ts.tv_sec = (time_t)(t / 1000000000ULL);
+	ts.tv_nsec = (long)(t % 1000000000ULL);
+	/* On time, not within the default 50 us of timer slack. */
+	if (prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL))
+		die("PR_SET_TIMERSLACK: %s", strerror(errno));
+	do {
+		err = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
+				      NULL);
+	} while (err == EINTR);
+	if (err)
+		die("--go-fd: clock_nanosleep: %s", strerror(err));
 }
 
 static void wake_handler(int sig)
@@ -592,8 +648,8 @@ static void write_report(bool complete)
 	if (!f)
 		die("cannot write %s: %s", tmp, strerror(errno));
 	fprintf(f, "{\"pid\": %d, \"complete\": %s, \"io_tid\": %d, "
-		"\"vcpus\": [", getpid(), complete ? "true" : "false",
-		opt_io_ms ? io_tid : 0);
+		"\"go_ns\": %" PRId64 ", \"vcpus\": [", getpid(),
+		complete ? "true" : "false", opt_io_ms ? io_tid : 0, go_ns);
 	for (i = 0; i < opt_vcpus; i++) {
 		struct vcpu *v = &vcpus[i];
 		uint64_t el1 = 0, el0 = 0;
@@ -721,12 +777,17 @@ int main(int argc, char **argv)
 	if (opt_wait_go) {
 		sigset_t go_set;
 
-		sigemptyset(&go_set);
-		sigaddset(&go_set, SIGUSR1);
-		sigwait(&go_set, &sig);
+		if (opt_go_fd >= 0) {
+			wait_go_time();
+		} else {
+			sigemptyset(&go_set);
+			sigaddset(&go_set, SIGUSR1);
+			sigwait(&go_set, &sig);
+		}
 	}
 	pthread_mutex_lock(&lock);
 	go = true;
+	go_ns = now_ns();
 	pthread_cond_broadcast(&cond);
 	pthread_mutex_unlock(&lock);
 
