@@ -93,6 +93,12 @@ QUIET_SETTLE_S = 6
 GRID_RE = re.compile(r'"t_mono_ns":(\d+).*"late_ns":(\d+)')
 # Before the window, at least (run()).
 SETTLE_S = 0.3
+# The harness is asleep this long before the VMM lets the vCPUs go (run()):
+# it wakes a quarter tick after the grid point, when the samplers that
+# wake at the point (the floor's, vcpuperf's) are done.
+GO_LEAD_NS = TICK_NS // 4
+# /proc/<pid>/stat fields after the command: minflt (10th) and majflt (12th).
+STAT_MINFLT, STAT_MAJFLT = 7, 9
 # /proc/sys/vm/drop_caches: reclaimable slab objects (every shrinker);
 # and, written once, no more notices of it in the kernel log.
 DROP_SLAB = 2
@@ -200,22 +206,27 @@ def quiet_bed():
     time.sleep(QUIET_SETTLE_S)
 
 
-def at_phase(base_ns, period_ns, phase_ns):
-    """Sleep until @phase_ns past a point @base_ns + k * @period_ns
-    (CLOCK_MONOTONIC), the first at least a quarter tick from now."""
-    first = time.monotonic_ns() + TICK_NS // 4 - base_ns - phase_ns
+def at_phase(base_ns, period_ns, phase_ns, lead_ns=0):
+    """Sleep until @lead_ns before @phase_ns past a point @base_ns + k *
+    @period_ns (CLOCK_MONOTONIC), the first at least a quarter tick and
+    @lead_ns from now; that time (the lead's end)."""
+    first = time.monotonic_ns() + TICK_NS // 4 + lead_ns - base_ns - \
+        phase_ns
     due = base_ns + phase_ns + -(-first // period_ns) * period_ns
-    time.sleep((due - time.monotonic_ns()) / 1e9)
+    time.sleep((due - lead_ns - time.monotonic_ns()) / 1e9)
+    return due
 
 
-def at_tick_phase(phase_ns):
-    """Sleep until CLOCK_MONOTONIC is @phase_ns past a scheduler tick's
-    time (they come at multiples of TICK_NS)."""
-    at_phase(0, TICK_NS, phase_ns)
+def at_tick_phase(phase_ns, lead_ns=0):
+    """Sleep until CLOCK_MONOTONIC is @lead_ns before @phase_ns past a
+    scheduler tick's time (they come at multiples of TICK_NS); that
+    time."""
+    return at_phase(0, TICK_NS, phase_ns, lead_ns)
 
 
-def at_grid_phase(base_ns, ims):
-    """Sleep until GO_PHASE_NS past a point of the sampling grid based at
+def at_grid_phase(base_ns, ims, lead_ns=0):
+    """Sleep until @lead_ns before GO_PHASE_NS past a point of the
+    sampling grid based at
     @base_ns (on a tick) with @ims ms between points that is a tick too:
     the window then starts where the collector's grid is in every pass
     and boot.  (A grid starts on the first tick after the collector's
@@ -223,7 +234,8 @@ def at_grid_phase(base_ns, ims):
     anywhere among the 25 ticks of a 100 ms interval against the work,
     and the vCPU switches its wake-ups cost moved the target share by up
     to 5% between boots.)"""
-    at_phase(base_ns, math.lcm(ims * 1000000, TICK_NS), GO_PHASE_NS)
+    return at_phase(base_ns, math.lcm(ims * 1000000, TICK_NS), GO_PHASE_NS,
+                    lead_ns)
 
 
 def kvm_stats(pid):
@@ -369,7 +381,7 @@ class Threads:
 
 class Vmm:
     """vpvmm with @n vCPUs, each to run a loop of @iters (2N + 6 guest
-    instructions), held until go()."""
+    instructions), held until the time go() gives."""
 
     def __init__(self, n, iters, tag):
         self.tag = tag
@@ -383,14 +395,17 @@ class Vmm:
         # The end comes down a pipe: the driver blocks on it, and wakes
         # nothing (no polling) while the window is measured.
         self.done_r, done_w = os.pipe()
+        go_r, self.go_w = os.pipe()
         self.p = subprocess.Popen(
             [VMM, "-name", "guest=%s,debug-threads=on" % tag, "-uuid", UUID,
              "--vcpus", str(n), "--phases", "loop:%d" % iters, "--wait-go",
+             "--go-fd", str(go_r),
              "--hold", "--sched-idle", "--enter-early",
              "--ready", self.ready,
              "--done-fd", str(done_w),
-             "--report", self.report], pass_fds=(done_w,))
+             "--report", self.report], pass_fds=(done_w, go_r))
         os.close(done_w)
+        os.close(go_r)
         deadline = time.time() + 120
         while not os.path.exists(self.ready):
             if self.p.poll() is not None or time.time() > deadline:
@@ -403,8 +418,10 @@ class Vmm:
         with open(VMCG + "/cgroup.procs", "w") as f:
             f.write(str(self.pid))
 
-    def go(self):
-        os.kill(self.pid, signal.SIGUSR1)
+    def go(self, t_ns):
+        """The vCPUs start at CLOCK_MONOTONIC @t_ns (the VMM's own timer);
+        the time they did is the report's go_ns."""
+        os.write(self.go_w, b"%d\n" % t_ns)
 
     def wait_done(self, timeout):
         ready, _, _ = select.select([self.done_r], [], [], timeout)
@@ -414,6 +431,7 @@ class Vmm:
 
     def stop(self):
         os.close(self.done_r)
+        os.close(self.go_w)
         if self.p.poll() is None:
             self.p.send_signal(signal.SIGTERM)
             try:
@@ -530,6 +548,7 @@ class Collector:
                     "/sys/module/vpfloor/parameters/ticks")
             elif self.p is not None:
                 self.edge["tool"] = Threads(self.p.pid)
+                self.edge["stat"] = Reread("/proc/%d/stat" % self.p.pid)
                 if self.coll and self.coll.get("kpid"):
                     self.edge["kthread"] = Reread(
                         "/proc/%d/schedstat" % self.coll["kpid"])
@@ -578,6 +597,10 @@ class Collector:
             s["ticks"] = int(e["ticks"].read())
         if "tool" in e:
             s["tool"] = e["tool"].cpu_ns() or 0
+        if "stat" in e:
+            # minflt and majflt (proc(5)), after the command's parentheses.
+            f = e["stat"].read().rsplit(")", 1)[1].split()
+            s["faults"] = (int(f[STAT_MINFLT]), int(f[STAT_MAJFLT]))
         return s
 
     def status(self):
@@ -700,15 +723,29 @@ def run(cfg, kind, tag, phase_ns):
         # window each preempted a vCPU.
         time.sleep(max(2 * ims / 1000.0, SETTLE_S))
         st1 = c.status()
+        # The window starts at t1 by the VMM's own timer, GO_LEAD_NS after
+        # the harness has read what it reads and gone to sleep: nothing
+        # of its own is next to the vCPUs' start.  (When it sent go
+        # itself, a collector woken while it ran did not preempt it, and
+        # once it slept CFS picked the VM's group, which sleeper credit
+        # had placed up to 2 s left of every other task at its wake-up:
+        # that collector waited for a whole vCPU run, 50 ms at 8 vCPUs.
+        # perf stat missed 5 intervals so, in 1 to 3 passes of 6 and not
+        # the same in two boots, its cost per sample 13% lower.)
         if base is None:
-            at_tick_phase(GO_PHASE_NS)
+            t1 = at_tick_phase(GO_PHASE_NS, GO_LEAD_NS)
         else:
-            at_grid_phase(base, ims)
+            t1 = at_grid_phase(base, ims, GO_LEAD_NS)
         q1 = per_cpu_counts(files["softirqs"].read())
         i1 = irq_total(files["irqs"])
         s1 = c.snap()
-        t1 = time.monotonic_ns()
-        vmm.go()
+        vmm.go(t1)
+        # Late (the reads above took longer than the lead), the VMM went
+        # at once: the window starts now, as it did when the harness sent
+        # go itself.
+        sent = time.monotonic_ns()
+        harness_late_ns = max(0, sent - t1)
+        t1 = max(t1, sent)
         vmm.wait_done(3600)
         t2 = time.monotonic_ns()
         i2 = irq_total(files["irqs"])
@@ -728,13 +765,22 @@ def run(cfg, kind, tag, phase_ns):
     if not rep or not all(v["finished"] for v in rep["vcpus"]):
         raise RuntimeError("the VM did not run its work")
     guest = sum(v["guest_instructions"] for v in rep["vcpus"])
+    # How late after t1 the VMM's main thread let the vCPUs go (a
+    # collector on the CPU then runs first: the VM's group is idle).
+    go_late_ns = rep["go_ns"] - t1
+    if harness_late_ns:
+        log("%s: the harness was %d ns late for the window's start" %
+            (tag, harness_late_ns))
     res = dict(kind=kind, window_ns=t2 - t1, guest_instructions=guest,
-               vmm_ns=v2 - v1, vmm_slices=w2 - w1,
+               vmm_ns=v2 - v1, vmm_slices=w2 - w1, go_late_ns=go_late_ns,
+               harness_late_ns=harness_late_ns,
                tool_ns=s2["tool"] - s1["tool"],
                kthread_ns=s2["kthread"] - s1["kthread"],
                kvm={k: k2[k] - k1.get(k, 0) for k in k2}, rows=rows,
                own_irqs=own_irqs(i1, i2),
                softirqs={k: q2[k] - q1.get(k, 0) for k in q2},
+               faults=[b - a for a, b in zip(s1["faults"], s2["faults"])]
+               if "faults" in s1 and "faults" in s2 else None,
                sched_ticks=sched_ticks(i1[2], i2[1]),
                ticks=c.ticks(t1, t2, s1, s2, st1, st2))
     # The counts around the window (status, snapshots) can take in a
