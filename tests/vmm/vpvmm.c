@@ -465,27 +465,27 @@ static void vcpu_run_to_exit(struct vcpu *v, struct phase *p)
  */
 static void wait_go_time(void)
 {
-	char buf[GO_LINE_LEN + 1], *end;
+	char buf[GO_LINE_LEN + 1], *nl = NULL;
 	size_t len = 0;
-	unsigned long long t;
+	uint64_t t;
 	struct timespec ts;
 	ssize_t n;
 	int err;
 
-	while (len < GO_LINE_LEN && !memchr(buf, '\n', len)) {
+	while (len < GO_LINE_LEN && !nl) {
 		n = read(opt_go_fd, buf + len, GO_LINE_LEN - len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			die("--go-fd %d: %s", opt_go_fd,
 			    n ? strerror(errno) : "closed before a time");
+		nl = memchr(buf + len, '\n', (size_t)n);
 		len += (size_t)n;
 	}
-	buf[len] = '\0';
-	errno = 0;
-	t = strtoull(buf, &end, 10);
-	if (errno || end == buf || *end != '\n')
-		die("--go-fd %d: bad time '%s'", opt_go_fd, buf);
+	if (!nl)
+		die("--go-fd %d: no line in %d bytes", opt_go_fd, GO_LINE_LEN);
+	*nl = '\0';
+	t = parse_u64(buf, "--go-fd time");
 	ts.tv_sec = (time_t)(t / 1000000000ULL);
 	ts.tv_nsec = (long)(t % 1000000000ULL);
 	/* On time, not within the default 50 us of timer slack. */
