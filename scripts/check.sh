@@ -170,11 +170,20 @@ for log in "$OUT/tool.log" "$OUT/man.log" "$OUT/prom.log" "$OUT/plot.log" "$OUT/
 	result_add "$line"
 done
 echo
-# Every failed test by name, so that the tail of the output says which.
+# Every failed test by name and the first line of its reason (the TAP
+# comment that follows it), so that the tail of the output says which and
+# why.
 if grep -rqaE --include='*.log' '^(not ok|FAIL:|ERROR:) ' "$OUT"; then
-	echo "failed tests (log: line):"
-	grep -raE --include='*.log' '^(not ok|FAIL:|ERROR:) ' "$OUT" |
-		sed "s|^$OUT/||" | cut -c1-300 | head -n 60
+	echo "failed tests (log: line, then its reason):"
+	grep -rlaE --include='*.log' '^(not ok|FAIL:|ERROR:) ' "$OUT" | sort |
+		while read -r log; do
+			awk -v f="${log#"$OUT"/}" '
+				{ sub(/\r$/, "") }
+				why { if (/^#/) print "    " substr($0, 1, 300); why = 0 }
+				/^(not ok|FAIL:|ERROR:) / {
+					print f ":" substr($0, 1, 300); why = 1
+				}' "$log"
+		done | head -n 60
 fi
 if [ "${#failed_steps[@]}" -ne 0 ]; then
 	printf 'failed step: %s\n' "${failed_steps[@]}"
