@@ -22,23 +22,11 @@ import time
 
 from vptest import (Cat, TestFailure, Workload, by_tid, check, check_timing,
                     debug_allocator, delta, dev_control, load, meminfo, pct,
-                    read_file, sh, test, DEVICE, REPO, CAT, OUT)
+                    read_file, sh, task_clock_agrees, test, DEVICE, REPO,
+                    CAT, OUT)
 
 MS = 1000000
 
-# perf's task clock stops when the thread is switched out (in
-# prepare_task_switch()) and starts again when it is switched back in
-# (finish_task_switch()); schedstat's runtime also counts the switch
-# itself.  Under TCG that window is long: 6.12 and 7.2 on one vCPU came out
-# up to 20 us per context switch below schedstat (10.6 ms of 341 ms over
-# 526 switches), 53 us with two vCPUs in one QEMU thread; 6.1 alone stays
-# within 3% without it, but with two vCPUs while the other collections start
-# and three workloads fault their pages in (switches between processes: an
-# address-space switch each), 114 and 140 us per switch (32 and 44 ms of
-# 324 and 286 ms over 283 and 316 switches).  Both collections on the same
-# thread read the same value; page faults and context switches are still
-# held to /proc.
-TC_SWITCH_NS = 150000
 
 # struct vcpuperf_error and _IOR(0xB6, 1, it), written out from the uapi
 # header's documentation.
@@ -66,8 +54,8 @@ def last_error(fd):
 def check_oracle(name, c, rep, pages, sleeps, burn_ms, interval_ms):
     """Rows of vcpuperf-cat @c against the report of its workload: page
     faults = pages touched (+100 for thread start and exit), context
-    switches as /proc counted them (+30), task-clock as schedstat (-3% and
-    TC_SWITCH_NS per context switch, +100 ms), and one row per thread per
+    switches as /proc counted them (+30), task-clock as schedstat
+    (task_clock_agrees()), and one row per thread per
     interval of its attachment."""
     rows = by_tid(c.rows())
     out = []
@@ -87,8 +75,7 @@ def check_oracle(name, c, rep, pages, sleeps, burn_ms, interval_ms):
               (name, tid, cs, ocs))
         tc = sum(r["task_clock"] for r in trows)
         ort = delta(th, "sum_exec_runtime_ns")
-        check(ort >= burn_ms * MS and
-              0.97 * ort - ocs * TC_SWITCH_NS <= tc <= ort + 100 * MS,
+        check(ort >= burn_ms * MS and task_clock_agrees(tc, ort, ocs),
               "%s: tid %d: task_clock %d, schedstat %d" % (name, tid, tc, ort))
         # one row per point of the collection's own grid: every row's grid
         # point (its read time less late_ns) is a whole number of its own

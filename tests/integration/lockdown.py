@@ -21,8 +21,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from vptest import (Cat, TestFailure, Workload, check,  # noqa: E402
                     dmesg_mark, finit_module, is_signed, load, read_file, sh,
-                    main, rmmod_under_cat, run_workload, test, unload,
-                    DEBUGFS, DEVICE, MODULE)
+                    main, rmmod_under_cat, run_workload, task_clock_agrees,
+                    test, unload, DEBUGFS, DEVICE, MODULE)
 
 MS = 1000000
 UNSIGNED = os.environ.get("VP_MODULE_UNSIGNED", "")
@@ -127,7 +127,7 @@ def tool_counts_through_the_device():
               "tid %d: context_switches %d, /proc %d" % (th["tid"], cs, ocs))
         tc = sum(r["task_clock"] for r in trows)
         ort = d["sum_exec_runtime_ns"]
-        check(ort >= burn * MS and 0.97 * ort <= tc <= ort + 100 * MS,
+        check(ort >= burn * MS and task_clock_agrees(tc, ort, ocs),
               "tid %d: task_clock %d, schedstat %d" % (th["tid"], tc, ort))
         print("  tid %d: page_faults %d (/proc %d), context_switches %d "
               "(/proc %d), task_clock %.1f ms (schedstat %.1f ms), %d rows" %
