@@ -17,11 +17,10 @@ import sys
 import time
 
 from vptest import (Cat, TestFailure, check, control, load, read_file,
-                    test, DEBUGFS)
+                    test, DEBUGFS, TC_SWITCH_NS)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MS = 1000000
-SWITCH_NS = 250000
 
 
 
@@ -323,9 +322,9 @@ def check_bracket(name, c, tid, inner, outer, min_cs=0):
     check(cs >= min_cs, "%s: only %d context switches" % (name, cs))
     # task-clock starts when perf switches the thread's context in, after
     # the context switch, which schedstat counts already: under TCG that is
-    # up to ~100 us per switch (SWITCH_NS allowed).  Otherwise 3% or 2 ms
+    # up to ~100 us per switch (TC_SWITCH_NS allowed).  Otherwise 3% or 2 ms
     # (schedstat lags a thread on a CPU right now by its current slice).
-    low = irt * 0.97 - 2 * MS - ics * SWITCH_NS
+    low = irt * 0.97 - 2 * MS - ics * TC_SWITCH_NS
     check(low <= tc <= ort * 1.03 + 2 * MS,
           "%s: task_clock %d ns outside schedstat %d..%d" %
           (name, tc, irt, ort))
