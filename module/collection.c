@@ -223,46 +223,113 @@ void vp_coll_destroy(struct vp_coll *c)
 	vp_coll_free(c);
 }
 
+/*
+ * Reserve @rc->kb of ring memory and allocate it, with or without the
+ * collection's lock held.  Both rings exist while the records move: both
+ * count.
+ */
+static int vp_coll_ring_get(struct vp_coll *c, struct vp_ring_change *rc,
+			    char *err, size_t errlen)
+{
+	struct vp_module *mod = c->mod;
+	int ret;
+
+	ret = vp_reserve(mod, false, rc->kb);
+	if (ret) {
+		snprintf(err, errlen,
+			 "ring memory of all collections would exceed ring_total_kb=%llu while the records move to the new ring (old and new: %u KiB)",
+			 mod->ring_total_kb, READ_ONCE(c->ring_kb) + rc->kb);
+		return ret;
+	}
+	rc->buf = vp_ring_buf_alloc((size_t)rc->kb * SZ_1K);
+	if (!rc->buf) {
+		vp_unreserve(mod, false, rc->kb);
+		return -ENOMEM;
+	}
+	rc->free_kb = rc->kb;
+	return 0;
+}
+
 /**
- * vp_coll_set_ring() - give a collection a ring of another size
- * @c:		the collection, lock held
+ * vp_coll_ring_prepare() - get a new ring's memory, before the lock
+ * @c:		the collection, lock not held
+ * @rc:		the change, zeroed by the caller
  * @kb:		the new size in KiB, within the command's bounds
  * @err:	reason on failure
  * @errlen:	size of @err
  *
- * The records queued move to the new ring.
+ * The memory is reserved against ring_total_kb and allocated here, so
+ * that the collection's lock, which the sampler takes at every grid
+ * point, is not held for the milliseconds a vmalloc() of megabytes takes.
+ * Whatever happens next, vp_coll_ring_finish() gives back what is left.
+ *
+ * Return: 0; -ENOSPC when the module's ring memory has no room for both
+ * rings, -ENOMEM.
+ */
+int vp_coll_ring_prepare(struct vp_coll *c, struct vp_ring_change *rc,
+			 u32 kb, char *err, size_t errlen)
+{
+	rc->kb = kb;
+	/* Read unlocked: vp_coll_set_ring() looks again under the lock. */
+	if (kb == READ_ONCE(c->ring_kb))
+		return 0;
+	return vp_coll_ring_get(c, rc, err, errlen);
+}
+
+/**
+ * vp_coll_set_ring() - give a collection a ring of another size
+ * @c:		the collection, lock held
+ * @rc:		the change, from vp_coll_ring_prepare()
+ * @err:	reason on failure
+ * @errlen:	size of @err
+ *
+ * The records queued move to the new ring; the old one is left in @rc for
+ * vp_coll_ring_finish().  Should the ring have changed size since
+ * vp_coll_ring_prepare() (another command on the same collection), the
+ * memory is got here.
  *
  * Return: 0; -ENOSPC when the module's ring memory (ring_total_kb) has no
  * room for it, -EBUSY when the queued records would not fit, -ENOMEM.
  */
-int vp_coll_set_ring(struct vp_coll *c, u32 kb, char *err, size_t errlen)
+int vp_coll_set_ring(struct vp_coll *c, struct vp_ring_change *rc,
+		     char *err, size_t errlen)
 {
-	struct vp_module *mod = c->mod;
-	int ret = 0;
+	int ret;
 
 	lockdep_assert_held(&c->lock);
-	if (kb == c->ring_kb)
+	if (rc->kb == c->ring_kb)
 		return 0;
-	/* Both rings exist while the records move: both count. */
-	ret = vp_reserve(mod, false, kb);
+	if (!rc->buf) {
+		ret = vp_coll_ring_get(c, rc, err, errlen);
+		if (ret)
+			return ret;
+	}
+	ret = vp_ring_move(&c->ring, &rc->buf, (size_t)rc->kb * SZ_1K);
 	if (ret) {
 		snprintf(err, errlen,
-			 "ring memory of all collections would exceed ring_total_kb=%llu while the records move to the new ring (old and new: %u KiB)",
-			 mod->ring_total_kb, c->ring_kb + kb);
+			 "the records queued do not fit in %u KiB (read them first)",
+			 rc->kb);
 		return ret;
 	}
-	ret = vp_ring_resize(&c->ring, (size_t)kb * SZ_1K);
-	if (ret) {
-		vp_unreserve(mod, false, kb);
-		if (ret == -EBUSY)
-			snprintf(err, errlen,
-				 "the records queued do not fit in %u KiB (read them first)",
-				 kb);
-		return ret;
-	}
-	vp_unreserve(mod, false, c->ring_kb);
-	c->ring_kb = kb;
+	/* @rc now holds the old ring. */
+	rc->free_kb = c->ring_kb;
+	WRITE_ONCE(c->ring_kb, rc->kb);
 	return 0;
+}
+
+/**
+ * vp_coll_ring_finish() - give back the memory a ring change left over
+ * @c:		the collection, lock not held
+ * @rc:		the change: the old ring after a change, else the new
+ *		one that was not used
+ */
+void vp_coll_ring_finish(struct vp_coll *c, struct vp_ring_change *rc)
+{
+	vp_ring_buf_free(rc->buf);
+	rc->buf = NULL;
+	if (rc->free_kb)
+		vp_unreserve(c->mod, false, rc->free_kb);
+	rc->free_kb = 0;
 }
 
 /**

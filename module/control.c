@@ -17,9 +17,13 @@
 #include "sampler.h"
 #include "vcpuperf.h"
 
-/* Carry out a parsed command; the collection's lock is held. */
+/*
+ * Carry out a parsed command; the collection's lock is held.  A ring
+ * command's memory is in @rc.
+ */
 static int vp_control_do(struct vp_coll *c, const struct file *file,
-			 struct vp_cmd *cmd, char *err, size_t errlen)
+			 struct vp_cmd *cmd, struct vp_ring_change *rc,
+			 char *err, size_t errlen)
 {
 	switch (cmd->op) {
 	case VP_OP_ATTACH:
@@ -33,7 +37,7 @@ static int vp_control_do(struct vp_coll *c, const struct file *file,
 		vp_coll_set_interval(c, cmd->interval_ns);
 		return 0;
 	case VP_OP_RING:
-		return vp_coll_set_ring(c, cmd->ring_kb, err, errlen);
+		return vp_coll_set_ring(c, rc, err, errlen);
 	case VP_OP_READ:
 		c->read_mode = cmd->read_mode;
 		return 0;
@@ -63,6 +67,7 @@ static int vp_control_do(struct vp_coll *c, const struct file *file,
 int vp_control_apply(struct vp_coll *c, const struct file *file,
 		     const char *buf, size_t len)
 {
+	struct vp_ring_change rc = {};
 	char err[VP_ERR_LEN] = "";
 	struct vp_cmd *cmd;
 	int ret;
@@ -71,6 +76,10 @@ int vp_control_apply(struct vp_coll *c, const struct file *file,
 	if (!cmd)
 		return -ENOMEM;
 	ret = vp_parse_cmd(buf, len, cmd, err, sizeof(err));
+	/* A new ring's memory is got outside the lock the sampler takes. */
+	if (!ret && cmd->op == VP_OP_RING)
+		ret = vp_coll_ring_prepare(c, &rc, cmd->ring_kb, err,
+					   sizeof(err));
 
 	mutex_lock(&c->lock);
 	if (c->ended || READ_ONCE(c->mod->unloading)) {
@@ -78,7 +87,7 @@ int vp_control_apply(struct vp_coll *c, const struct file *file,
 		strscpy(err, "module is unloading", sizeof(err));
 	}
 	if (!ret)
-		ret = vp_control_do(c, file, cmd, err, sizeof(err));
+		ret = vp_control_do(c, file, cmd, &rc, err, sizeof(err));
 	if (ret == -ENOMEM && !err[0])
 		strscpy(err, "out of memory", sizeof(err));
 	if (ret)
@@ -86,6 +95,7 @@ int vp_control_apply(struct vp_coll *c, const struct file *file,
 	else
 		vp_sampler_kick(c);
 	mutex_unlock(&c->lock);
+	vp_coll_ring_finish(c, &rc);
 	kvfree(cmd);
 	return ret;
 }

@@ -112,36 +112,61 @@ static bool vp_ring_fits(const struct vp_ring *ring, size_t size)
 #define VP_RESIZE_CHUNK	(1024 * 1024)
 
 /**
- * vp_ring_resize() - move the ring to a buffer of another size
+ * vp_ring_buf_alloc() - storage for a ring of another size
+ * @size:	capacity in bytes, a multiple of 8
+ *
+ * Allocated before the collection's lock is taken: a vmalloc() of
+ * megabytes takes milliseconds, in which the sampler would wait.
+ *
+ * Return: the buffer, for vp_ring_move() or vp_ring_buf_free(); NULL.
+ */
+u8 *vp_ring_buf_alloc(size_t size)
+{
+	return vmalloc(size);
+}
+
+/**
+ * vp_ring_buf_free() - free a ring's storage
+ * @buf:	from vp_ring_buf_alloc() or vp_ring_move(), or NULL
+ *
+ * Called with no lock held: unmapping megabytes takes milliseconds too.
+ */
+void vp_ring_buf_free(u8 *buf)
+{
+	vfree(buf);
+}
+
+/**
+ * vp_ring_move() - move the ring to a buffer of another size
  * @ring:	the ring
+ * @buf:	in: the new buffer, @size bytes (vp_ring_buf_alloc()); out,
+ *		on success: the old one, for vp_ring_buf_free() once the
+ *		caller's locks are dropped
  * @size:	the new capacity in bytes, a multiple of 8
  *
  * The records queued move along, at the same positions, so sequence
  * numbers and the reader carry on as if nothing happened.  Producers must
  * be excluded by the caller (they run under the collection's lock); the
- * reader may go on.  The copy, up to a whole ring of queued records, is
- * made outside the ring's lock and in chunks with a chance to reschedule
- * between them: only the reader can change the ring meanwhile, and it
- * only consumes, so the copied span [rd at the start, wr) still holds
- * every record queued when the new buffer takes over, under the lock.
+ * reader may go on.  The copy, of the records queued (what the reader has
+ * not read yet: little while it keeps up), is made outside the ring's lock
+ * and in chunks with a chance to reschedule between them: only the reader
+ * can change the ring meanwhile, and it only consumes, so the copied span
+ * [rd at the start, wr) still holds every record queued when the new
+ * buffer takes over, under the lock.
  *
- * Return: 0, -EBUSY when the records queued would take more than the new
- * ring's room for samples, -ENOMEM.
+ * Return: 0, or -EBUSY when the records queued would take more than the
+ * new ring's room for samples (then *@buf is left as it was).
  */
-int vp_ring_resize(struct vp_ring *ring, size_t size)
+int vp_ring_move(struct vp_ring *ring, u8 **buf, size_t size)
 {
+	u8 *to_buf = *buf, *old;
 	unsigned long flags;
-	u8 *buf, *old;
 	size_t n, old_size;
 	u64 pos, wr;
 
-	buf = vmalloc(size);
-	if (!buf)
-		return -ENOMEM;
 	spin_lock_irqsave(&ring->lock, flags);
 	if (!vp_ring_fits(ring, size)) {
 		spin_unlock_irqrestore(&ring->lock, flags);
-		vfree(buf);
 		return -EBUSY;
 	}
 	pos = ring->rd;
@@ -155,15 +180,15 @@ int vp_ring_resize(struct vp_ring *ring, size_t size)
 
 		n = min3((size_t)(wr - pos), old_size - from, size - to);
 		n = min_t(size_t, n, VP_RESIZE_CHUNK);
-		memcpy(buf + to, old + from, n);
+		memcpy(to_buf + to, old + from, n);
 		cond_resched();
 	}
 	spin_lock_irqsave(&ring->lock, flags);
-	ring->buf = buf;
+	ring->buf = to_buf;
 	ring->size = size;
 	ring->reserve = size / VP_RESERVE_DIV;
 	spin_unlock_irqrestore(&ring->lock, flags);
-	vfree(old);
+	*buf = old;
 	return 0;
 }
 

@@ -91,7 +91,9 @@ struct vp_ring_stats {
 
 int vp_ring_init(struct vp_ring *ring, size_t size);
 void vp_ring_free(struct vp_ring *ring);
-int vp_ring_resize(struct vp_ring *ring, size_t size);
+u8 *vp_ring_buf_alloc(size_t size);
+void vp_ring_buf_free(u8 *buf);
+int vp_ring_move(struct vp_ring *ring, u8 **buf, size_t size);
 int vp_ring_put(struct vp_ring *ring, struct vcpuperf_rec *rec,
 		enum vp_rec_class cls);
 size_t vp_ring_pop(struct vp_ring *ring, u8 *dst, size_t len);

@@ -3,7 +3,8 @@
  * KUnit suite vcpuperf_collection: a collection's life on a private module
  * state: vp_control_apply() end to end, the lifecycle state machine fed
  * made-up values, open files and the stream's one reader during unload,
- * and collections independent, limited, ended and destroyed.
+ * collections independent, limited, ended and destroyed, and a ring that
+ * changes size with records queued.
  */
 #include <kunit/test.h>
 #include <linux/delay.h>
@@ -476,11 +477,114 @@ static void vpk_collections(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, vp_control_apply(a, NULL, "interval 5ms", 12), -ENODEV);
 }
 
+#define VPK_REC_SIZE	1024
+#define VPK_POP_SIZE	4096
+
+/* Queue records of VPK_REC_SIZE bytes while @bytes are not reached. */
+static u64 vpk_queue(struct kunit *test, struct vp_ring *ring, size_t bytes)
+{
+	struct vcpuperf_rec *r = kunit_kzalloc(test, VPK_REC_SIZE, GFP_KERNEL);
+	u64 seq = 0;
+
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	while (ring->wr - ring->rd + VPK_REC_SIZE <= bytes) {
+		memset(r, 0, VPK_REC_SIZE);
+		r->type = VCPUPERF_REC_SAMPLE;
+		r->size = VPK_REC_SIZE;
+		KUNIT_ASSERT_EQ(test, vp_ring_put(ring, r, VP_REC_SAMPLE), 0);
+		seq = r->seq;
+	}
+	kunit_kfree(test, r);
+	return seq;
+}
+
+/* Pop every record: each seq must follow the last; returns how many. */
+static u64 vpk_drain_in_order(struct kunit *test, struct vp_ring *ring,
+			      u64 *next_seq)
+{
+	u8 *buf = kunit_kzalloc(test, VPK_POP_SIZE, GFP_KERNEL);
+	size_t got, off;
+	u64 n = 0;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	while ((got = vp_ring_pop(ring, buf, VPK_POP_SIZE)) > 0) {
+		for (off = 0; off < got;) {
+			struct vcpuperf_rec *r = (void *)(buf + off);
+
+			KUNIT_EXPECT_EQ(test, r->seq, *next_seq);
+			*next_seq = r->seq + 1;
+			off += r->size;
+			n++;
+		}
+	}
+	kunit_kfree(test, buf);
+	return n;
+}
+
+/*
+ * The ring command: its memory is got before the collection's lock is
+ * taken and given back after, the records queued move along in order, a
+ * shrink they would not fit in changes nothing, and a change that meets
+ * another one on the same collection still gets its memory.
+ */
+static void vpk_ring_changes(struct kunit *test)
+{
+	struct vpk_ctx *ctx = test->priv;
+	struct vp_coll *c = vpk_coll_new(test, false);
+	struct vp_module *mod = &ctx->mod;
+	struct vp_ring_change rc = {};
+	u64 base = mod->ring_kb_used - VPK_RING_KB, last, next = 1, queued;
+
+	last = vpk_queue(test, &c->ring, 30 * SZ_1K);
+	queued = c->ring.records;
+	KUNIT_EXPECT_EQ(test, vp_control_apply(c, NULL, "ring 128K", 9), 0);
+	KUNIT_EXPECT_EQ(test, c->ring_kb, 128U);
+	KUNIT_EXPECT_EQ(test, c->ring.size, (size_t)128 * SZ_1K);
+	KUNIT_EXPECT_EQ(test, c->ring.records, queued);
+	KUNIT_EXPECT_EQ(test, mod->ring_kb_used, base + 128);
+	KUNIT_EXPECT_EQ(test, vpk_drain_in_order(test, &c->ring, &next), queued);
+	KUNIT_EXPECT_EQ(test, next, last + 1);
+
+	/* 70 KiB queued do not fit in 64 KiB: refused, nothing changed. */
+	vpk_queue(test, &c->ring, 70 * SZ_1K);
+	queued = c->ring.records;
+	KUNIT_EXPECT_EQ(test, vp_control_apply(c, NULL, "ring 64K", 8), -EBUSY);
+	KUNIT_EXPECT_EQ(test, c->last_errno, -EBUSY);
+	KUNIT_EXPECT_EQ(test, c->ring_kb, 128U);
+	KUNIT_EXPECT_EQ(test, c->ring.size, (size_t)128 * SZ_1K);
+	KUNIT_EXPECT_EQ(test, c->ring.records, queued);
+	KUNIT_EXPECT_EQ(test, mod->ring_kb_used, base + 128);
+	KUNIT_EXPECT_EQ(test, vpk_drain_in_order(test, &c->ring, &next), queued);
+
+	/* The size it asks is the size now: nothing is allocated... */
+	KUNIT_EXPECT_EQ(test, vp_coll_ring_prepare(c, &rc, 128, ctx->err,
+						   ERRLEN), 0);
+	KUNIT_EXPECT_NULL(test, rc.buf);
+	KUNIT_EXPECT_EQ(test, mod->ring_kb_used, base + 128);
+	/* ...but another command changes it before the lock is taken. */
+	KUNIT_EXPECT_EQ(test, vp_control_apply(c, NULL, "ring 64K", 8), 0);
+	KUNIT_EXPECT_EQ(test, mod->ring_kb_used, base + 64);
+	vpk_queue(test, &c->ring, 10 * SZ_1K);
+	queued = c->ring.records;
+	mutex_lock(&c->lock);
+	KUNIT_EXPECT_EQ(test, vp_coll_set_ring(c, &rc, ctx->err, ERRLEN), 0);
+	mutex_unlock(&c->lock);
+	/* Until the old ring is given back, both count. */
+	KUNIT_EXPECT_EQ(test, mod->ring_kb_used, base + 64 + 128);
+	vp_coll_ring_finish(c, &rc);
+	KUNIT_EXPECT_NULL(test, rc.buf);
+	KUNIT_EXPECT_EQ(test, c->ring_kb, 128U);
+	KUNIT_EXPECT_EQ(test, c->ring.size, (size_t)128 * SZ_1K);
+	KUNIT_EXPECT_EQ(test, mod->ring_kb_used, base + 128);
+	KUNIT_EXPECT_EQ(test, vpk_drain_in_order(test, &c->ring, &next), queued);
+}
+
 static struct kunit_case vpk_collection_cases[] = {
 	KUNIT_CASE(vpk_control_attach_detach),
 	KUNIT_CASE(vpk_lifecycle),
 	KUNIT_CASE(vpk_files_and_reader),
 	KUNIT_CASE(vpk_collections),
+	KUNIT_CASE(vpk_ring_changes),
 	{}
 };
 
