@@ -118,8 +118,20 @@ HW = [("instructions", 0, 1, ""), ("cycles", 0, 0, ""),
 SW = [("context-switches", 1, 3, "")]
 EVENTS = {4: HW[:3] + SW, 8: HW + SW}
 
+# Guest instructions per run: 400 M at 10 ms and 1,500 M at 100 ms (40
+# and 15 intervals), times WORK_SCALE by vCPU threads.  What moves a
+# run's figures from pass to pass and boot to boot is a vCPU switch or
+# two more or fewer (about 10 k instructions each) and perf stat's phase
+# against the tick, whatever the run's length: at 8 vCPUs x 4 events x
+# 100 ms a pass held 480 samples and one switch moved the target share
+# by 20 per sample (6%), perf stat's tool share at 8x8x10ms came in two
+# modes 12% apart, and the two runs disagreed by up to 6%.  Five times
+# the work there (trials of two boots x six passes: 0.9% and 0.4% at
+# most), twice at 64 vCPUs (1.5% at most before).
+WORK_M = {10: 400, 100: 1500}
+WORK_SCALE = {8: 5, 64: 2, 256: 1}
 # (vCPU threads, events, interval ms, guest instructions per run)
-FULL = [(n, e, ms, (400 if ms == 10 else 1500) * 1000000)
+FULL = [(n, e, ms, WORK_SCALE[n] * WORK_M[ms] * 1000000)
         for n in (8, 64, 256) for e in (4, 8) for ms in (10, 100)]
 SMOKE = [(8, 4, 100, 400000000), (64, 8, 10, 200000000)]
 VP_MODES = ["direct", "kick", "lazy"]

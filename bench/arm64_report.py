@@ -316,9 +316,10 @@ def main():
              (", ".join(res["events"]["4"]), ", ".join(res["events"]["8"])))
     for c in res["configs"]:
         w.append("\n## %s (%d vCPU threads, %d events, %d ms; default "
-                 "read mode %s)\n" % (c["name"], c["vcpus"], c["events"],
-                                      c["interval_ms"],
-                                      default_mode(c["interval_ms"])))
+                 "read mode %s; %s M guest instructions a run)\n" % (
+                     c["name"], c["vcpus"], c["events"], c["interval_ms"],
+                     default_mode(c["interval_ms"]),
+                     "{:,}".format(c["guest_instructions"] // 1000000)))
         w.append("| collector | intervals read | module (±) | target (±) "
                  "| tool (±) | total (±) | exits / vCPU / tick | of which "
                  "interrupt, mmio | per run: exits, ticks above | "
