@@ -118,20 +118,23 @@ HW = [("instructions", 0, 1, ""), ("cycles", 0, 0, ""),
 SW = [("context-switches", 1, 3, "")]
 EVENTS = {4: HW[:3] + SW, 8: HW + SW}
 
-# Guest instructions per run: 400 M at 10 ms and 1,500 M at 100 ms (40
-# and 15 intervals), times WORK_SCALE by vCPU threads.  What moves a
-# run's figures from pass to pass and boot to boot is a vCPU switch or
-# two more or fewer (about 10 k instructions each) and perf stat's phase
-# against the tick, whatever the run's length: at 8 vCPUs x 4 events x
-# 100 ms a pass held 480 samples and one switch moved the target share
-# by 20 per sample (6%), perf stat's tool share at 8x8x10ms came in two
-# modes 12% apart, and the two runs disagreed by up to 6%.  Five times
-# the work there (trials of two boots x six passes: 0.9% and 0.4% at
-# most), twice at 64 vCPUs (1.5% at most before).
-WORK_M = {10: 400, 100: 1500}
-WORK_SCALE = {8: 5, 64: 2, 256: 1}
+# Guest instructions per run (millions), by vCPU threads and interval:
+# 400 M at 10 ms and 1,500 M at 100 ms (40 and 15 intervals) at 256
+# vCPUs, more where a pass holds fewer samples.  What moves a run's
+# figures from pass to pass and boot to boot is a few tens of thousands
+# of instructions, whatever the run's length (a vCPU switch more or
+# fewer, about 10 k; perf stat's phase against the tick): at 8 vCPUs x
+# 4 events x 100 ms with 1,500 M a pass held 480 samples and one switch
+# moved the target share by 20 per sample (6%), and 10 of the 432 share
+# figures of two boots disagreed by 2.0-6.1%; with five times the work
+# at 8 vCPUs and twice at 64, 2 of 432 by 2.6-2.7% (ureader-group's
+# target at 8x4x100ms, about 14 k instructions of 640 k in a pass).  So
+# each pass's smallest target share (a grouped reader's) comes to a
+# million instructions or more.
+WORK_M = {(8, 10): 2000, (8, 100): 15000, (64, 10): 800, (64, 100): 6000,
+          (256, 10): 400, (256, 100): 1500}
 # (vCPU threads, events, interval ms, guest instructions per run)
-FULL = [(n, e, ms, WORK_SCALE[n] * WORK_M[ms] * 1000000)
+FULL = [(n, e, ms, WORK_M[n, ms] * 1000000)
         for n in (8, 64, 256) for e in (4, 8) for ms in (10, 100)]
 SMOKE = [(8, 4, 100, 400000000), (64, 8, 10, 200000000)]
 VP_MODES = ["direct", "kick", "lazy"]

@@ -6,14 +6,13 @@
 # Usage: scripts/bench-arm64.sh [--smoke] [--out DIR]
 #
 #   (default)  8, 64 and 256 vCPU threads x 4 and 8 events x 10 and
-#              100 ms (400 M and 1,500 M guest instructions a run, five
-#              times that at 8 vCPUs and twice at 64: bench/arm64.py
-#              WORK_SCALE), every collector: two runs, each its own boot
-#              with six passes (each collector started at its own sixth
-#              of the scheduler tick), side by side (the bed has one CPU,
-#              and icount makes its figures independent of the host's
-#              load); about two hours; results in
-#              bench/results/arm64.{md,json}
+#              100 ms (400 M to 15,000 M guest instructions a run:
+#              bench/arm64.py WORK_M), every collector: two runs, each
+#              its own boot with six passes (each collector started at
+#              its own sixth of the scheduler tick), side by side (the
+#              bed has one CPU, and icount makes its figures independent
+#              of the host's load); about two and a half hours; results
+#              in bench/results/arm64.{md,json}
 #   --smoke    8x4x100ms and 64x8x10ms, one pass; bench/results/smoke-arm64
 #   --out DIR  write arm64.{md,json} to DIR (inside the repository)
 #
