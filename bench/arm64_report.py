@@ -148,6 +148,12 @@ def combine(per_run):
             v = [p[name] for p in ps if name in p]
             if v:
                 c[name] = [min(v), max(v)]
+        # The exits it caused per run, a run's the median of its passes:
+        # a count of a few, whose runs agree within an exit or two, not
+        # within a percentage of it.
+        c["exits_more_run_runs"] = [
+            median([p[k]["exits_more_run"] for p in run if k in p])
+            for run in per_run if any(k in p for p in run)]
         own = hull([p["own_irqs_run"] for p in ps if "own_irqs_run" in p])
         if own:
             c["own_irqs_run"] = own
@@ -292,11 +298,21 @@ def main():
                           (kk["exits"], pg["exits"],
                            span(kk.get("own_irqs_run")),
                            span(pg.get("own_irqs_run")))))
+    exits_apart = [abs(max(f["exits_more_run_runs"]) -
+                       min(f["exits_more_run_runs"]))
+                   for c in res["configs"] for f in c["collectors"].values()
+                   if len(f.get("exits_more_run_runs", [])) > 1]
     res["goals"] = [dict(config=g[0], goal=g[1], met=g[2], figures=g[3])
                     for g in goals]
     res["run_agreement"] = {n: dict(within_2pct=a[0], figures=a[1],
                                      largest=a[2])
                              for n, a in agree.items()}
+    if exits_apart:
+        res["run_agreement"]["exits_per_run"] = dict(
+            figures=len(exits_apart),
+            within_1=sum(d <= 1 for d in exits_apart),
+            within_2=sum(d <= 2 for d in exits_apart),
+            largest=max(exits_apart))
     with open(outdir + "/arm64.json", "w") as f:
         json.dump(res, f, indent=1)
 
@@ -366,6 +382,14 @@ def main():
     w.append("\nThe runs agree within 2%% on %s." % "; ".join(
         "%s %d of %d figures (largest disagreement %s)" %
         (n, a[0], a[1], pct(a[2])) for n, a in agree.items()))
+    ea = res["run_agreement"].get("exits_per_run")
+    if ea:
+        w.append("The exits a collector caused per run (a run's median of "
+                 "its passes, above the run without a collector) agree "
+                 "within 1 exit on %d of %d figures, within 2 on %d "
+                 "(largest difference %g)." %
+                 (ea["within_1"], ea["figures"], ea["within_2"],
+                  ea["largest"]))
     if res["problems"]:
         w.append("\n## Problems\n")
         for p in res["problems"]:
