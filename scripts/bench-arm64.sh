@@ -11,7 +11,7 @@
 #              its own boot with six passes (each collector started at
 #              its own sixth of the scheduler tick), side by side (the
 #              bed has one CPU, and icount makes its figures independent
-#              of the host's load); about two and a half hours; results
+#              of the host's load); about two hours (7,588 s); results
 #              in bench/results/arm64.{md,json}
 #   --smoke    8x4x100ms and 64x8x10ms, one pass; bench/results/smoke-arm64
 #   --out DIR  write arm64.{md,json} to DIR (inside the repository)
