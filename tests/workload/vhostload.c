@@ -7,10 +7,10 @@
  * It owns a /dev/vhost-vsock device (VHOST_SET_OWNER starts its worker:
  * from Linux 6.4 a thread of this process, "vhost-<pid>", that never
  * returns to user mode; before, a kernel thread of that name), gives it a
- * memory table and two virtqueues in its own memory, and posts transmit
- * descriptors (resets of connections that do not exist: nothing answers
- * them) again and again, kicking the
- * queue each time, so that the worker runs most of the time.
+ * memory table and two virtqueues in its own memory, and posts a ring of
+ * transmit descriptors (resets of connections that do not exist: nothing
+ * answers them) again each time the worker has consumed all of it,
+ * kicking the queue, so that the worker runs most of the time.
  *
  *   vhostload --seconds N [--ready FILE]
  *
@@ -34,8 +34,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#define QSIZE		256		/* descriptors per virtqueue */
-#define MEM_SIZE	(1024 * 1024)	/* the "guest" memory */
+#define RX_QSIZE	256		/* descriptors of the unused rx queue */
+#define TX_QSIZE	32768		/* the largest split virtqueue */
+#define NPKT		256		/* packets the tx descriptors share */
+#define MEM_SIZE	(4 * 1024 * 1024) /* the "guest" memory */
 #define PKT_SIZE	64		/* a header and a little payload */
 #define GUEST_CID	3		/* the first CID a guest may have */
 #define HOST_CID	2		/* VMADDR_CID_HOST */
@@ -85,20 +87,21 @@ static int64_t now_ns(void)
 /* Lay out queue @i in the memory at @off; returns the next free offset. */
 static size_t setup_queue(int i, size_t off)
 {
-	struct vhost_vring_state num = { .index = i, .num = QSIZE };
+	unsigned int qsize = i == TX_Q ? TX_QSIZE : RX_QSIZE;
+	struct vhost_vring_state num = { .index = i, .num = qsize };
 	struct vhost_vring_state base = { .index = i, .num = 0 };
 	struct vhost_vring_addr addr = { .index = i };
 	struct vhost_vring_file f = { .index = i };
 	struct queue *qq = &q[i];
 
 	qq->desc = (struct vring_desc *)(mem + off);
-	off += sizeof(struct vring_desc) * QSIZE;
+	off += sizeof(struct vring_desc) * qsize;
 	qq->avail = (struct vring_avail *)(mem + off);
-	off += sizeof(struct vring_avail) + sizeof(uint16_t) * (QSIZE + 1);
+	off += sizeof(struct vring_avail) + sizeof(uint16_t) * (qsize + 1);
 	off = (off + 4095) & ~(size_t)4095;
 	qq->used = (struct vring_used *)(mem + off);
 	off += sizeof(struct vring_used) +
-	       sizeof(struct vring_used_elem) * QSIZE + sizeof(uint16_t);
+	       sizeof(struct vring_used_elem) * qsize + sizeof(uint16_t);
 	off = (off + 4095) & ~(size_t)4095;
 	qq->kick = eventfd(0, EFD_NONBLOCK);
 	qq->call = eventfd(0, EFD_NONBLOCK);
@@ -122,7 +125,7 @@ static void post_tx(uint16_t d)
 {
 	struct queue *tx = &q[TX_Q];
 
-	tx->avail->ring[tx->avail_idx % QSIZE] = d;
+	tx->avail->ring[tx->avail_idx % TX_QSIZE] = d;
 	tx->avail_idx++;
 }
 
@@ -164,9 +167,17 @@ static void start_device(void)
 	vioctl(VHOST_SET_MEM_TABLE, &table, "VHOST_SET_MEM_TABLE");
 	for (i = 0; i < NQ; i++)
 		off = setup_queue(i, off);
-	/* Transmit packets to the host, from this "guest", on no port. */
+	/*
+	 * Transmit packets to the host, from this "guest", on no port: NPKT
+	 * of them, each behind every NPKT-th descriptor of a ring as large
+	 * as virtio allows, so that a kick gives the worker a long run of
+	 * work (tens of milliseconds under TCG) rather than a short one it
+	 * finishes before another CPU looks at it.
+	 */
 	pkts = off;
-	for (i = 0; i < QSIZE; i++) {
+	if (pkts + NPKT * PKT_SIZE > MEM_SIZE)
+		die("layout does not fit");
+	for (i = 0; i < NPKT; i++) {
 		struct virtio_vsock_hdr *h =
 			(struct virtio_vsock_hdr *)(mem + pkts + i * PKT_SIZE);
 
@@ -177,12 +188,13 @@ static void start_device(void)
 		h->len = PKT_SIZE - sizeof(*h);
 		h->type = VIRTIO_VSOCK_TYPE_STREAM;
 		h->op = VIRTIO_VSOCK_OP_RST;	/* answered by nothing */
-		q[TX_Q].desc[i].addr = (uint64_t)(uintptr_t)h;
+	}
+	for (i = 0; i < TX_QSIZE; i++) {
+		q[TX_Q].desc[i].addr =
+			(uint64_t)(uintptr_t)(mem + pkts + (i % NPKT) * PKT_SIZE);
 		q[TX_Q].desc[i].len = PKT_SIZE;
 		post_tx((uint16_t)i);
 	}
-	if (pkts + QSIZE * PKT_SIZE > MEM_SIZE)
-		die("layout does not fit");
 	vioctl(VHOST_VSOCK_SET_GUEST_CID, &cid, "VHOST_VSOCK_SET_GUEST_CID");
 	vioctl(VHOST_VSOCK_SET_RUNNING, &running, "VHOST_VSOCK_SET_RUNNING");
 	kick(TX_Q);
@@ -231,10 +243,18 @@ int main(int argc, char **argv)
 		uint16_t used = __atomic_load_n(&tx->used->idx,
 						__ATOMIC_ACQUIRE);
 
-		/* What the worker has consumed goes back, and is kicked. */
+		/*
+		 * Once the worker has consumed the whole ring, all of it goes
+		 * back and is kicked: the worker runs for a long while, then
+		 * sleeps once (as a real device's worker does between bursts;
+		 * one that never sleeps would also hold up every RCU-tasks
+		 * grace period, module unload's among them).
+		 */
+		if (used != tx->avail_idx)
+			continue;
 		while (tx->used_seen != used) {
 			post_tx((uint16_t)tx->used->ring[tx->used_seen %
-							 QSIZE].id);
+							 TX_QSIZE].id);
 			tx->used_seen++;
 			posted++;
 		}
