@@ -18,7 +18,8 @@ import time
 
 from vptest import (OUT, Cat, TestFailure, TestSkip, Workload, check,
                     check_timing, control, dmesg_clean_since, dmesg_mark,
-                    load, needs_cpus, pct, read_file, sh, test, unload)
+                    load, needs_cpus, pct, read_file, sh, task_clock_agrees,
+                    test, unload)
 
 MS = 1000000
 EVENTS = "task-clock,context-switches,page-faults,cpu-migrations"
@@ -156,18 +157,24 @@ def run_mode(mode, interval_ms, seconds, baseline=False, by_callback=False):
         tc = sum(r["task_clock"] for r in rows if r["tid"] == th["tid"])
         ort = th["after"]["sum_exec_runtime_ns"] - \
             th["before"]["sum_exec_runtime_ns"]
-        counted.append((th["tid"], tc, ort))
+        ocs = sum(th["after"][k] - th["before"][k] for k in
+                  ("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches"))
+        counted.append((th["tid"], tc, ort, ocs))
     print("  %-6s: task_clock - schedstat: %s" %
           (mode, ", ".join("tid %d %+.3f ms" % (tid, (tc - ort) / MS)
-                           for tid, tc, ort in counted)))
+                           for tid, tc, ort, _ in counted)))
     # The kernel's task-clock itself runs ahead of its schedstat runtime
     # under TCG (the guest's TSC is unstable; the rows sum to the counter's
     # raw value exactly): measured over 4 s of a thread blocked before and
     # after its work, +0.1% to +0.8% on 6.1 and +0.9% to +2.8% on the
-    # debug kernel.  Hence a relative bound, not an absolute one.
-    for tid, tc, ort in counted:
-        check(0.97 * ort <= tc <= 1.05 * ort,
-              "%s: tid %d task_clock %d, schedstat %d" % (mode, tid, tc, ort))
+    # debug kernel.  Hence a relative bound above, not an absolute one.
+    # Below, the suite's bound (task_clock_agrees): 6.12 with two vCPUs in
+    # one QEMU thread and a busy host came out 3.0% to 4.8% below over
+    # about 500 switches (direct mode, 3 of 12 runs).
+    for tid, tc, ort, ocs in counted:
+        check(task_clock_agrees(tc, ort, ocs, above=0.05 * ort),
+              "%s: tid %d task_clock %d, schedstat %d, %d switches" %
+              (mode, tid, tc, ort, ocs))
     return {"res": res, "cal": cal, "reads": reads, "stats": stats,
             "rows": len(rows),
             "late": (pct(late, 0.5), pct(late, 0.99), max(late))}

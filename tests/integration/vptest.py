@@ -69,14 +69,13 @@ TC_SWITCH_NS = 250000
 NS_PER_MS = 1000000
 
 
-def task_clock_agrees(tc, ort, switches):
+def task_clock_agrees(tc, ort, switches, above=100 * NS_PER_MS):
     """Whether @tc, task-clock summed over a thread's rows, agrees with
     @ort, the runtime schedstat counted around the thread's work, over
     which it was switched @switches times: at most 3% and TC_SWITCH_NS per
-    switch below, 100 ms above (the counter counts from the collection's
-    start, before the work)."""
-    return (ort * 0.97 - switches * TC_SWITCH_NS <= tc <=
-            ort + 100 * NS_PER_MS)
+    switch below, @above ns above (default 100 ms: the counter counts from
+    the collection's start, before the work)."""
+    return ort * 0.97 - switches * TC_SWITCH_NS <= tc <= ort + above
 
 
 class TestSkip(Exception):
