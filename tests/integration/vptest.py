@@ -567,6 +567,40 @@ class _Watchdog:
         self._done.set()
 
 
+# perf_event_open(2): syscall numbers, and a dummy software event (counts
+# nothing) in the first, 64-byte version of struct perf_event_attr.
+PERF_EVENT_OPEN_NR = {"x86_64": 298, "aarch64": 241}
+PERF_ATTR_SIZE_VER0 = 64
+PERF_TYPE_SOFTWARE = 1
+PERF_COUNT_SW_DUMMY = 9
+PERF_FLAG_FD_CLOEXEC = 8
+
+
+def hold_perf_sched_events():
+    """Open a dummy perf event on this thread and keep it for the whole
+    run: a task's perf event keeps the kernel's perf_sched_events static
+    key on, so the tests' collections coming and going no longer rewrite
+    its call sites in __schedule() each time (text_poke_bp).  On 6.1's two
+    multi-threaded TCG vCPUs that rewrite has livelocked the guest (one
+    vCPU executing the int3 of a site already restored, the other waiting
+    for it in text_poke_bp; docs/testing.md).  Returns the fd (None on
+    another architecture); OSError where the event cannot be opened."""
+    import ctypes
+    import struct
+    nr = PERF_EVENT_OPEN_NR.get(os.uname().machine)
+    if nr is None:
+        return None
+    attr = ctypes.create_string_buffer(
+        struct.pack("<IIQ", PERF_TYPE_SOFTWARE, PERF_ATTR_SIZE_VER0,
+                    PERF_COUNT_SW_DUMMY), PERF_ATTR_SIZE_VER0)
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = libc.syscall(nr, attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC)
+    if fd < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+    return fd
+
+
 def run(tests, final=None, before_each=None, on_failure=None):
     """Run @tests (functions) in order, then the @final checks (default:
     kernel_log_check()), as TAP: a plan, 'ok N - NAME', 'ok N - NAME #
@@ -578,7 +612,12 @@ def run(tests, final=None, before_each=None, on_failure=None):
     Returns the exit status."""
     import traceback
     out = tap.Tap()
+    held = None
     try:
+        try:
+            held = hold_perf_sched_events()
+        except OSError as e:
+            out.comment("no perf event held for the run: %s" % e)
         if final is None:
             final = [kernel_log_check()]
         out.plan(len(tests) + len(final))
@@ -619,6 +658,8 @@ def run(tests, final=None, before_each=None, on_failure=None):
             out.comment("took %.1f s" % (time.time() - start))
             out.ok(t.__name__)
     finally:
+        if held is not None:
+            os.close(held)
         out.close()
     return 1 if out.failed else 0
 
