@@ -22,7 +22,18 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOOL = os.path.join(ROOT, "tools", "vcpuperf-cat")
-MAGIC, ABI = 0x46504356, 3
+MAGIC = 0x46504356
+
+
+def uapi_abi():
+    """VCPUPERF_ABI_VERSION, read from the uapi header: its one home."""
+    import re
+    with open(os.path.join(ROOT, "include", "uapi", "vcpuperf.h")) as f:
+        m = re.search(r"#define VCPUPERF_ABI_VERSION\s+(\d+)U?", f.read())
+    return int(m.group(1))
+
+
+ABI = uapi_abi()
 HEADER, SAMPLE, STARTED = 1, 2, 3
 EVENTS = [("task-clock", 1, 1), ("context-switches", 1, 3),
           ("page-faults", 1, 2), ("cpu-clock", 1, 0),

@@ -204,7 +204,8 @@ const char *vp_rec_name(__u16 type)
  * vp_mux_cause_name() - name of a multiplexing cause
  * @cause:	enum vcpuperf_mux_cause
  *
- * Return: "more_events_than_counters", "pmu_shared" or "unknown".
+ * Return: "more_events_than_counters", "pmu_shared", "process_totals" or
+ * "unknown".
  */
 const char *vp_mux_cause_name(__u32 cause)
 {
@@ -213,6 +214,8 @@ const char *vp_mux_cause_name(__u32 cause)
 		return "more_events_than_counters";
 	case VCPUPERF_MUX_PMU_SHARED:
 		return "pmu_shared";
+	case VCPUPERF_MUX_PROCESS_TOTALS:
+		return "process_totals";
 	default:
 		return "unknown";
 	}
@@ -222,7 +225,8 @@ const char *vp_mux_cause_name(__u32 cause)
  * vp_detach_name() - name of a detach reason
  * @reason:	enum vcpuperf_detach_reason
  *
- * Return: "command", "exited", "stop", "unload", "close" or "unknown".
+ * Return: "command", "exited", "stop", "unload", "close", "exec" or
+ * "unknown".
  */
 const char *vp_detach_name(__u32 reason)
 {
@@ -237,6 +241,8 @@ const char *vp_detach_name(__u32 reason)
 		return "unload";
 	case VCPUPERF_DETACH_CLOSE:
 		return "close";
+	case VCPUPERF_DETACH_EXEC:
+		return "exec";
 	default:
 		return "unknown";
 	}

@@ -1,28 +1,37 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Who may count which thread.
+ * Who may open a vcpuperf file, and who may count which thread.
  *
  * perf_event_create_kernel_counter() makes none of the checks
  * perf_event_open() makes.  Opening a vcpuperf file needs CAP_SYS_ADMIN
- * (chardev.c, files.c); a file, once open, may be used by any process it
+ * (vp_may_open()); a file, once open, may be used by any process it
  * is handed to (inherited across fork(), kept after dropping privileges,
  * passed over a Unix socket).  So each attach is checked again, when it is
  * carried out, against the credentials the file was opened with: the fd
  * carries the authority its opener had over each thread, never the
- * writer's, and never more.  That authority is what perf_event_open()
- * asks of its caller for a counter on another thread: the capability (as
- * at open), and the ptrace-style read access that perf_check_permission()
- * checks, made here with the exported primitives since ptrace_may_access()
- * is not exported: the same real uid and gid as the thread's, or
- * CAP_SYS_PTRACE in its user namespace, and CAP_SYS_PTRACE in the
- * namespace of its mm (of its exec state from Linux 7.2) when it is not
- * dumpable.  The LSM hooks perf_event_open()
- * calls (security_perf_event_open(), the ptrace access check) are not
- * exported either: an LSM's perf_event and ptrace rules do not apply.
+ * writer's, and never more.
+ *
+ * The collection keeps those credentials and checks every thread it
+ * begins to count on the opener's behalf against them, each under the
+ * thread's exec_update_lock until its counters exist: a thread found later
+ * in an attached process, and a thread whose counters perf ended at an
+ * exec that changed its credentials (perf's own guard: begin_new_exec()
+ * calls perf_event_exit_task() for a setuid program), before it is counted
+ * again.
+ *
+ * That authority is what perf_event_open() asks of its caller for a
+ * counter on another thread: the capability (as at open), and the
+ * ptrace-style read access that perf_check_permission() checks, made here
+ * with the exported primitives since ptrace_may_access() is not exported:
+ * the same real uid and gid as the thread's, or CAP_SYS_PTRACE in its user
+ * namespace, and CAP_SYS_PTRACE in the namespace of its mm (of its exec
+ * state from Linux 7.2) when it is not dumpable.  The LSM hooks
+ * perf_event_open() calls (security_perf_event_open(), the ptrace access
+ * check) are not exported either: an LSM's perf_event and ptrace rules do
+ * not apply.
  */
 #include <linux/capability.h>
 #include <linux/cred.h>
-#include <linux/fs.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/sched/coredump.h>
@@ -66,11 +75,21 @@ static struct user_namespace *vp_undumpable_ns(struct task_struct *task)
 }
 #endif
 
-/* Has the opener of @file (NULL: the current task) @cap in @ns? */
-static bool vp_opener_capable(const struct file *file,
-			      struct user_namespace *ns, int cap)
+/**
+ * vp_may_open() - may the current task open a vcpuperf file?
+ *
+ * Kernel counters bypass perf_event_paranoid and perf's ptrace-style
+ * checks, so opening any vcpuperf file needs what perf_event_open() needs
+ * to count any thread at the strictest setting: Debian's
+ * perf_event_paranoid=3 (its default) wants CAP_SYS_ADMIN, and CAP_PERFMON
+ * is not enough there.  The sysctl is not exported to modules, so
+ * CAP_SYS_ADMIN is required whatever its value.
+ *
+ * Return: 0, or -EPERM without the capability.
+ */
+int vp_may_open(void)
 {
-	return file ? file_ns_capable(file, ns, cap) : ns_capable(ns, cap);
+	return capable(CAP_SYS_ADMIN) ? 0 : -EPERM;
 }
 
 /* The real ids of @cred are the thread's @tcred, every one of them. */
@@ -85,48 +104,61 @@ static bool vp_same_ids(const struct cred *cred, const struct cred *tcred)
 }
 
 /**
- * vp_may_count() - may the opener of a file count a thread?
- * @file:	the file the command was written to; NULL for the module's
- *		own commands (its load-time parameters): the current task
+ * vp_may_count() - may an opener count a thread?
+ * @cred:	the authority: the credentials the file was opened with (or,
+ *		for the module's own commands, those of the task loading it),
+ *		kept by the collection for every attach it makes on that
+ *		opener's behalf, scans included
  * @task:	the thread
  * @tid:	its id as the writer named it, for the reason
- * @err:	reason on failure
+ * @err:	reason on failure, or NULL
  * @errlen:	size of @err
  *
- * See the top of this file.
+ * See the top of this file.  The capabilities are those of @cred, checked
+ * by the kernel's own capability test (with the LSM's capable hook) while
+ * @cred stands in for the current task's credentials: this runs in the
+ * writer of a command or in a collection's sampler, neither of which is
+ * the opener.  The caller holds the thread's exec_update_lock from this
+ * check until its counters exist, as perf_event_open() does, so that an
+ * exec cannot change the thread's credentials in between.
  *
- * Return: 0; -EPERM when the opener lacks CAP_SYS_ADMIN in the initial
- * user namespace; -EACCES when it could not trace the thread.
+ * Return: 0; -EPERM when @cred lacks CAP_SYS_ADMIN in the initial user
+ * namespace; -EACCES when it could not trace the thread.
  */
-int vp_may_count(const struct file *file, struct task_struct *task,
+int vp_may_count(const struct cred *cred, struct task_struct *task,
 		 pid_t tid, char *err, size_t errlen)
 {
-	const struct cred *cred = file ? file->f_cred : current_cred();
 	struct user_namespace *ns;
-	const struct cred *tcred;
+	const struct cred *tcred, *old;
+	int ret = 0;
 	bool ok;
 
-	if (!vp_opener_capable(file, &init_user_ns, CAP_SYS_ADMIN)) {
-		snprintf(err, errlen,
-			 "the opener of this file has no CAP_SYS_ADMIN");
-		return -EPERM;
+	old = override_creds(cred);
+	if (!ns_capable_noaudit(&init_user_ns, CAP_SYS_ADMIN)) {
+		ret = -EPERM;
+		goto out;
 	}
 	tcred = get_task_cred(task);
 	ok = vp_same_ids(cred, tcred) ||
-	     vp_opener_capable(file, tcred->user_ns, CAP_SYS_PTRACE);
+	     ns_capable_noaudit(tcred->user_ns, CAP_SYS_PTRACE);
 	put_cred(tcred);
 	if (ok) {
 		ns = vp_undumpable_ns(task);
 		if (ns) {
-			ok = vp_opener_capable(file, ns, CAP_SYS_PTRACE);
+			ok = ns_capable_noaudit(ns, CAP_SYS_PTRACE);
 			put_user_ns(ns);
 		}
 	}
-	if (!ok) {
+	if (!ok)
+		ret = -EACCES;
+out:
+	revert_creds(old);
+	if (ret == -EPERM && err)
+		snprintf(err, errlen,
+			 "the opener of this file has no CAP_SYS_ADMIN");
+	else if (ret && err)
 		snprintf(err, errlen,
 			 "thread %d: the opener of this file (uid %u) may not trace it (another user's, or not dumpable, and no CAP_SYS_PTRACE)",
 			 tid, from_kuid(&init_user_ns, cred->uid));
-		return -EACCES;
-	}
-	return 0;
+	return ret;
 }

@@ -8,9 +8,9 @@
  * (the owner killed included) destroys the collection: every counter is
  * released and nothing is left.  Root only (mode 0600, CAP_SYS_ADMIN).
  *
- * Like the debugfs files the device has no .owner (see files.c): rmmod
- * ends every collection (final records, then end of file for its reader)
- * and waits until the files are closed.
+ * An open file pins the module (.owner), as every file of a driver does:
+ * rmmod fails with EBUSY ("in use") while a recording runs, whoever holds
+ * its descriptor, and never waits for userspace.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -24,18 +24,16 @@
 #include "chardev.h"
 #include "collection.h"
 #include "control.h"
-#include "files.h"
+#include "access.h"
 #include "stream.h"
 #include "vcpuperf.h"
 
 /**
  * struct vp_dev_file - an open /dev/vcpuperf
- * @mod:	the module
  * @coll:	the file's collection
  * @reader:	its reader, if the file was opened for reading, else NULL
  */
 struct vp_dev_file {
-	struct vp_module *mod;
 	struct vp_coll *coll;
 	struct vp_reader *reader;
 };
@@ -48,15 +46,12 @@ static int vp_dev_open(struct inode *inode, struct file *file)
 	struct vp_dev_file *df;
 	int ret;
 
-	ret = vp_file_get(mod);
+	ret = vp_may_open();
 	if (ret)
 		return ret;
 	df = kzalloc(sizeof(*df), GFP_KERNEL);
-	if (!df) {
-		ret = -ENOMEM;
-		goto err_put;
-	}
-	df->mod = mod;
+	if (!df)
+		return -ENOMEM;
 	df->coll = vp_coll_create(mod, false);
 	if (IS_ERR(df->coll)) {
 		ret = PTR_ERR(df->coll);
@@ -82,8 +77,6 @@ err_coll:
 	vp_coll_destroy(df->coll);
 err_free:
 	kfree(df);
-err_put:
-	vp_file_put(mod);
 	return ret;
 }
 
@@ -135,21 +128,20 @@ static long vp_dev_ioctl(struct file *file, unsigned int cmd,
 	}
 }
 
-/* The last reference is gone: end the collection.  Unload waits for it. */
+/* The last reference is gone: destroy the collection. */
 static int vp_dev_release(struct inode *inode, struct file *file)
 {
 	struct vp_dev_file *df = file->private_data;
-	struct vp_module *mod = df->mod;
 
 	if (df->reader)
 		vp_reader_close(df->reader);
 	vp_coll_destroy(df->coll);
 	kfree(df);
-	vp_file_put(mod);
 	return 0;
 }
 
 static const struct file_operations vp_dev_fops = {
+	.owner = THIS_MODULE,
 	.open = vp_dev_open,
 	.read = vp_dev_read,
 	.write = vp_dev_write,
@@ -178,8 +170,7 @@ int vp_chardev_register(struct vp_module *mod)
  * vp_chardev_unregister() - remove /dev/vcpuperf
  * @mod:	the module
  *
- * Files already open keep working until they are released; module exit
- * ends their collections and waits for the release in vp_files_wait().
+ * Called by module exit, when no file is open: each pins the module.
  */
 void vp_chardev_unregister(struct vp_module *mod)
 {

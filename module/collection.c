@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Collections: creating one (within the module's limits), ending one
- * (unload: final records, then end of file for its reader), destroying
+ * Collections: creating one (within the module's limits), destroying
  * one (close: counters released, memory freed, nothing left), and the
  * per-collection settings commands change: ring size, interval, the
  * reason of the last rejected command.
@@ -69,11 +68,32 @@ void vp_module_setup(struct vp_module *mod, u32 max_collections,
 	mutex_init(&mod->lock);
 	spin_lock_init(&mod->acct);
 	INIT_LIST_HEAD(&mod->collections);
-	init_waitqueue_head(&mod->files_wait);
+	idr_init(&mod->ids);
 	mod->max_collections = max_collections;
 	mod->ring_total_kb = ring_total_kb;
 	mod->max_targets = max_targets;
 	mod->ring_kb = ring_kb;
+}
+
+/* Give a collection's id back (none for the default collection). */
+static void vp_coll_put_id(struct vp_coll *c)
+{
+	struct vp_module *mod = c->mod;
+
+	if (!c->id)
+		return;
+	mutex_lock(&mod->lock);
+	idr_remove(&mod->ids, c->id);
+	mutex_unlock(&mod->lock);
+}
+
+/**
+ * vp_module_teardown() - free what vp_module_setup() set up
+ * @mod:	the module object, with no collection left
+ */
+void vp_module_teardown(struct vp_module *mod)
+{
+	idr_destroy(&mod->ids);
 }
 
 /* Free what vp_coll_alloc() allocated; the collection is unlisted. */
@@ -96,6 +116,7 @@ static struct vp_coll *vp_coll_alloc(struct vp_module *mod, u32 ring_kb)
 	mutex_init(&c->lock);
 	INIT_LIST_HEAD(&c->targets);
 	INIT_LIST_HEAD(&c->groups);
+	INIT_LIST_HEAD(&c->restarts);
 	xa_init(&c->by_tid);
 	c->interval_ns = VCPUPERF_INTERVAL_DEFAULT_NS;
 	c->ring_kb = ring_kb;
@@ -126,7 +147,7 @@ err_free:
  *
  * Return: the collection, or ERR_PTR(-EUSERS) at the module's
  * max_collections, ERR_PTR(-ENOSPC) when its ring would exceed
- * ring_total_kb, ERR_PTR(-ENODEV) once unload has begun, ERR_PTR(-ENOMEM).
+ * ring_total_kb, ERR_PTR(-ENOSPC) when every id is in use, ERR_PTR(-ENOMEM).
  */
 struct vp_coll *vp_coll_create(struct vp_module *mod, bool dflt)
 {
@@ -135,7 +156,7 @@ struct vp_coll *vp_coll_create(struct vp_module *mod, bool dflt)
 	int ret;
 
 	kb = mod->ring_kb;
-	ret = READ_ONCE(mod->unloading) ? -ENODEV : vp_reserve(mod, !dflt, kb);
+	ret = vp_reserve(mod, !dflt, kb);
 	if (ret)
 		return ERR_PTR(ret);
 
@@ -147,27 +168,29 @@ struct vp_coll *vp_coll_create(struct vp_module *mod, bool dflt)
 	if (!dflt) {
 		c->owner_pid = task_tgid_vnr(current);
 		get_task_comm(c->owner_comm, current->group_leader);
+		/*
+		 * Ids go round (not the lowest free one: a closed collection's
+		 * id is not reused at once) and skip those in use and 0, the
+		 * default collection's.
+		 */
 		mutex_lock(&mod->lock);
-		c->id = ++mod->next_id;
+		ret = idr_alloc_cyclic(&mod->ids, NULL, 1, 0, GFP_KERNEL);
 		mutex_unlock(&mod->lock);
+		if (ret < 0)
+			goto err_free;
+		c->id = ret;
 	}
 	ret = vp_sampler_start(c);
 	if (ret)
-		goto err_free;
+		goto err_id;
 
 	mutex_lock(&mod->lock);
-	if (mod->unloading) {
-		/* Unload has walked the list already: it would miss this. */
-		mutex_unlock(&mod->lock);
-		ret = -ENODEV;
-		goto err_sampler;
-	}
 	list_add_tail(&c->node, &mod->collections);
 	mutex_unlock(&mod->lock);
 	return c;
 
-err_sampler:
-	vp_sampler_stop(c);
+err_id:
+	vp_coll_put_id(c);
 err_free:
 	vp_coll_free(c);
 err_unreserve:
@@ -176,34 +199,12 @@ err_unreserve:
 }
 
 /**
- * vp_coll_end() - end a collection's sampling for good, with its records
- * @c:		the collection
- * @reason:	enum vcpuperf_detach_reason (unload)
- *
- * Every thread gets its final sample, finished and detached records, the
- * session's finished record is queued (its reader reaches end of file once
- * it has read it) and later commands are refused.  The collection itself
- * stays until it is destroyed.  Idempotent.
- */
-void vp_coll_end(struct vp_coll *c, u32 reason)
-{
-	vp_sampler_stop(c);
-	mutex_lock(&c->lock);
-	if (!c->ended) {
-		vp_detach_all(c, reason);
-		vp_emit_session_finished(c);
-		c->ended = true;
-	}
-	mutex_unlock(&c->lock);
-}
-
-/**
  * vp_coll_destroy() - unlist a collection and free it
  * @c:		the collection; nobody may use it afterwards
  *
  * For a closed file: nobody reads its records any more, so its threads
- * are dropped without final records and every counter is released.  Also
- * frees an ended collection (unload).
+ * are dropped without final records and every counter is released.  The
+ * same at unload for the default collection, which then has no reader.
  */
 void vp_coll_destroy(struct vp_coll *c)
 {
@@ -214,6 +215,7 @@ void vp_coll_destroy(struct vp_coll *c)
 	list_del(&c->node);
 	mutex_unlock(&mod->lock);
 	vp_unreserve(mod, !dflt, c->ring_kb);
+	vp_coll_put_id(c);
 
 	vp_sampler_stop(c);
 	mutex_lock(&c->lock);

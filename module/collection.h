@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Collections (collection.c): the module's limits, creating one within them,
- * ending one (final records, then end of file for its reader), destroying
- * one, and the settings commands change (ring size, interval, last error).
+ * destroying one, and the settings commands change (ring size, interval,
+ * last error).
  */
 #ifndef _VCPUPERF_COLLECTION_H
 #define _VCPUPERF_COLLECTION_H
@@ -29,8 +29,8 @@ struct vp_ring_change {
 
 void vp_module_setup(struct vp_module *mod, u32 max_collections,
 		     u64 ring_total_kb, u32 max_targets, u32 ring_kb);
+void vp_module_teardown(struct vp_module *mod);
 struct vp_coll *vp_coll_create(struct vp_module *mod, bool dflt);
-void vp_coll_end(struct vp_coll *c, u32 reason);
 void vp_coll_destroy(struct vp_coll *c);
 int vp_coll_ring_prepare(struct vp_coll *c, struct vp_ring_change *rc,
 			 u32 kb, char *err, size_t errlen);

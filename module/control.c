@@ -4,6 +4,8 @@
  * it out on one collection, whichever file it was written to, and the
  * collection's configuration written back in the same grammar.
  */
+#include <linux/cred.h>
+#include <linux/fs.h>
 #include <linux/mm.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
@@ -19,15 +21,16 @@
 
 /*
  * Carry out a parsed command; the collection's lock is held.  A ring
- * command's memory is in @rc.
+ * command's memory is in @rc, an attach's authority and VM identity in
+ * @req.
  */
-static int vp_control_do(struct vp_coll *c, const struct file *file,
+static int vp_control_do(struct vp_coll *c, const struct vp_attach_req *req,
 			 struct vp_cmd *cmd, struct vp_ring_change *rc,
 			 char *err, size_t errlen)
 {
 	switch (cmd->op) {
 	case VP_OP_ATTACH:
-		return vp_attach(c, file, cmd, err, errlen);
+		return vp_attach(c, req, cmd, err, errlen);
 	case VP_OP_DETACH:
 		return vp_detach(c, cmd, err, errlen);
 	case VP_OP_DETACH_ALL:
@@ -68,26 +71,36 @@ int vp_control_apply(struct vp_coll *c, const struct file *file,
 		     const char *buf, size_t len)
 {
 	struct vp_ring_change rc = {};
+	struct vp_attach_req *req;
 	char err[VP_ERR_LEN] = "";
 	struct vp_cmd *cmd;
 	int ret;
 
 	cmd = kvzalloc(sizeof(*cmd), GFP_KERNEL);
-	if (!cmd)
-		return -ENOMEM;
+	req = kzalloc(sizeof(*req), GFP_KERNEL);
+	if (!cmd || !req) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
 	ret = vp_parse_cmd(buf, len, cmd, err, sizeof(err));
-	/* A new ring's memory is got outside the lock the sampler takes. */
+	/*
+	 * What may wait outside the lock the sampler takes: a new ring's
+	 * memory, a QEMU's command line.
+	 */
 	if (!ret && cmd->op == VP_OP_RING)
 		ret = vp_coll_ring_prepare(c, &rc, cmd->ring_kb, err,
 					   sizeof(err));
+	if (!ret)
+		vp_attach_prepare(req, file ? file->f_cred : current_cred(),
+				  cmd);
 
 	mutex_lock(&c->lock);
-	if (c->ended || READ_ONCE(c->mod->unloading)) {
+	if (c->ended) {
 		ret = -ENODEV;
-		strscpy(err, "module is unloading", sizeof(err));
+		strscpy(err, "the collection has ended", sizeof(err));
 	}
 	if (!ret)
-		ret = vp_control_do(c, file, cmd, &rc, err, sizeof(err));
+		ret = vp_control_do(c, req, cmd, &rc, err, sizeof(err));
 	if (ret == -ENOMEM && !err[0])
 		strscpy(err, "out of memory", sizeof(err));
 	if (ret)
@@ -96,6 +109,9 @@ int vp_control_apply(struct vp_coll *c, const struct file *file,
 		vp_sampler_kick(c);
 	mutex_unlock(&c->lock);
 	vp_coll_ring_finish(c, &rc);
+	vp_attach_release(req);
+out_free:
+	kfree(req);
 	kvfree(cmd);
 	return ret;
 }

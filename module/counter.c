@@ -155,6 +155,42 @@ bool vp_event_exited(struct perf_event *event)
 }
 
 /**
+ * vp_event_on() - is a counter, or a child perf inherited from it, on a
+ *		   thread?
+ * @ev:		the counter (attr.inherit: perf gives a child of it to every
+ *		thread its thread creates)
+ * @t:		the thread, listed in its process (done inheriting: perf
+ *		does that in copy_process() before it lists the thread)
+ *
+ * A counter lives in its thread's perf context.  perf may swap a cloned
+ * context between a parent and a child thread at a context switch, so
+ * the counter itself may be on @t; an exited thread's context is no
+ * longer its own (TASK_TOMBSTONE).  Sleeps (the counter's child_mutex).
+ *
+ * Return: true when @ev or one of its children counts on @t.
+ */
+bool vp_event_on(struct perf_event *ev, struct task_struct *t)
+{
+	struct perf_event *child;
+	bool found = false;
+
+	if (READ_ONCE(ev->ctx->task) == t)
+		return true;
+	/* No child of @t is being added now: see above. */
+	if (list_empty(&ev->child_list))
+		return false;
+	mutex_lock(&ev->child_mutex);
+	list_for_each_entry(child, &ev->child_list, child_list) {
+		if (READ_ONCE(child->ctx->task) == t) {
+			found = true;
+			break;
+		}
+	}
+	mutex_unlock(&ev->child_mutex);
+	return found;
+}
+
+/**
  * vp_counter_read() - read a counter's cumulative value and times
  * @c:		the counter slot, with a counter
  * @v:		value, time_enabled and time_running, filled in

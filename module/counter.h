@@ -50,6 +50,7 @@ void vp_counter_create(struct vp_counter *c,
 void vp_counter_read(struct vp_counter *c, struct vcpuperf_count *v);
 void vp_event_read(struct perf_event *event, struct vcpuperf_count *v);
 bool vp_event_exited(struct perf_event *event);
+bool vp_event_on(struct perf_event *ev, struct task_struct *t);
 void vp_counter_release(struct vp_counter *c);
 bool vp_counter_exited(const struct vp_counter *c);
 bool vp_counter_in_error(const struct vp_counter *c);

@@ -5,9 +5,8 @@
  * configuration back in the same grammar) and stream (its records, one
  * reader at a time), and status, which lists every collection.
  *
- * No .owner in these file operations: an open file must not pin the
- * module, so that unloading can end a collection that has a reader.
- * Unload waits for every open file's release instead (files.c).
+ * An open file pins the module (.owner): rmmod fails with EBUSY while one
+ * is open, and no file can outlive the module's code.
  */
 #include <linux/debugfs.h>
 #include <linux/err.h>
@@ -16,34 +15,21 @@
 
 #include "control.h"
 #include "debugfs.h"
-#include "files.h"
+#include "access.h"
 #include "status.h"
 #include "stream.h"
 #include "vcpuperf.h"
 
-/* A counted seq_file; its private data is the module. */
+/* A seq_file for CAP_SYS_ADMIN; its private data is the module. */
 static int vp_single_open(struct inode *inode, struct file *file,
 			  int (*show)(struct seq_file *, void *))
 {
-	struct vp_module *mod = inode->i_private;
 	int ret;
 
-	ret = vp_file_get(mod);
+	ret = vp_may_open();
 	if (ret)
 		return ret;
-	ret = single_open(file, show, mod);
-	if (ret)
-		vp_file_put(mod);
-	return ret;
-}
-
-static int vp_single_release(struct inode *inode, struct file *file)
-{
-	struct vp_module *mod = inode->i_private;
-
-	single_release(inode, file);
-	vp_file_put(mod);
-	return 0;
+	return single_open(file, show, inode->i_private);
 }
 
 static int vp_control_file_show(struct seq_file *m, void *unused)
@@ -69,11 +55,12 @@ static ssize_t vp_control_file_write(struct file *file,
 }
 
 static const struct file_operations vp_control_fops = {
+	.owner = THIS_MODULE,
 	.open = vp_control_open,
 	.read = seq_read,
 	.write = vp_control_file_write,
 	.llseek = seq_lseek,
-	.release = vp_single_release,
+	.release = single_release,
 };
 
 static int vp_status_open(struct inode *inode, struct file *file)
@@ -82,10 +69,11 @@ static int vp_status_open(struct inode *inode, struct file *file)
 }
 
 static const struct file_operations vp_status_fops = {
+	.owner = THIS_MODULE,
 	.open = vp_status_open,
 	.read = seq_read,
 	.llseek = seq_lseek,
-	.release = vp_single_release,
+	.release = single_release,
 };
 
 static int vp_stream_open(struct inode *inode, struct file *file)
@@ -94,14 +82,12 @@ static int vp_stream_open(struct inode *inode, struct file *file)
 	struct vp_reader *r;
 	int ret;
 
-	ret = vp_file_get(mod);
+	ret = vp_may_open();
 	if (ret)
 		return ret;
 	r = vp_reader_open(mod->dflt);
-	if (IS_ERR(r)) {
-		vp_file_put(mod);
+	if (IS_ERR(r))
 		return PTR_ERR(r);
-	}
 	file->private_data = r;
 	return stream_open(inode, file);
 }
@@ -120,14 +106,12 @@ static __poll_t vp_stream_poll(struct file *file, poll_table *wait)
 
 static int vp_stream_release(struct inode *inode, struct file *file)
 {
-	struct vp_module *mod = inode->i_private;
-
 	vp_reader_close(file->private_data);
-	vp_file_put(mod);
 	return 0;
 }
 
 static const struct file_operations vp_stream_fops = {
+	.owner = THIS_MODULE,
 	.open = vp_stream_open,
 	.read = vp_stream_read,
 	.poll = vp_stream_poll,
@@ -153,7 +137,7 @@ int vp_debugfs_init(struct vp_module *mod)
 
 /**
  * vp_debugfs_exit() - remove /sys/kernel/debug/vcpuperf/
- * @mod:	the module, with no debugfs file open any more
+ * @mod:	the module; no file is open (each pins the module)
  */
 void vp_debugfs_exit(struct vp_module *mod)
 {

@@ -19,7 +19,6 @@
 #include "collection.h"
 #include "control.h"
 #include "debugfs.h"
-#include "files.h"
 #include "selfread.h"
 #include "vcpuperf.h"
 
@@ -158,8 +157,10 @@ static int __init vcpuperf_init(void)
 			ring_kb);
 
 	c = vp_coll_create(mod, true);
-	if (IS_ERR(c))
+	if (IS_ERR(c)) {
+		vp_module_teardown(mod);
 		return PTR_ERR(c);
+	}
 	mod->dflt = c;
 	mutex_lock(&c->lock);
 	vp_coll_set_interval(c, (u64)interval_ms * NSEC_PER_MSEC);
@@ -181,29 +182,28 @@ err_debugfs:
 	vp_debugfs_exit(mod);
 err_coll:
 	vp_coll_destroy(c);
+	vp_module_teardown(mod);
+	/* The load-time attach's sampler may have queued reads meanwhile. */
+	vp_selfread_drain();
 	return ret;
 }
 
+/*
+ * Every vcpuperf file pins the module while it is open (.owner), so unload
+ * begins only once none is: every collection on /dev/vcpuperf has been
+ * destroyed by its file's release, and the default collection has no
+ * reader.  Its threads (attached by the load-time parameters or the
+ * debugfs control file) are dropped without records: nobody can read
+ * them.
+ */
 static void __exit vcpuperf_exit(void)
 {
 	struct vp_module *mod = &vp_mod;
-	struct vp_coll *c;
 
-	/* Refuse new opens; pairs with the barrier in vp_file_get(). */
-	smp_store_mb(mod->unloading, true);
-	vp_chardev_unregister(mod);
-	/*
-	 * End every collection: final records, then end of file for its
-	 * reader.  A collection whose file is being closed meanwhile waits
-	 * for the lock and is then destroyed by its release.
-	 */
-	mutex_lock(&mod->lock);
-	list_for_each_entry(c, &mod->collections, node)
-		vp_coll_end(c, VCPUPERF_DETACH_UNLOAD);
-	mutex_unlock(&mod->lock);
-	vp_files_wait(mod);
 	vp_debugfs_exit(mod);
+	vp_chardev_unregister(mod);
 	vp_coll_destroy(mod->dflt);
+	vp_module_teardown(mod);
 	/* Threads' reads still queued run this module's code: wait. */
 	vp_selfread_drain();
 	pr_info("unloaded\n");

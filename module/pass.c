@@ -23,6 +23,7 @@
 #include <linux/sched/signal.h>
 
 #include "compat.h"
+#include "exec.h"
 #include "pass.h"
 #include "sample.h"
 #include "selfread.h"
@@ -123,7 +124,7 @@ bool vp_read_start(struct vp_coll *c, struct vp_target *t, u64 pass,
  * themselves (or, where they did not, direct reads) become their samples;
  * then, in list order, threads running elsewhere are asked to read
  * themselves and the others are read at once.  Threads that exited are
- * ended.
+ * ended, and those whose counters an exec ended attached again (exec.c).
  */
 void vp_read_pass(struct vp_coll *c, u64 pass)
 {
@@ -134,14 +135,16 @@ void vp_read_pass(struct vp_coll *c, u64 pass)
 		if (!t->self_pass)
 			continue;
 		if (vp_sample_deferred(c, t))
-			vp_target_end(c, t, VCPUPERF_DETACH_EXITED);
+			vp_target_gone(c, t);
 		cond_resched();
 	}
 	list_for_each_entry_safe(t, tmp, &c->targets, node) {
 		if (vp_read_start(c, t, pass, mode))
 			continue;
 		if (vp_sample_target(c, t, 0))
-			vp_target_end(c, t, VCPUPERF_DETACH_EXITED);
+			vp_target_gone(c, t);
 		cond_resched();
 	}
+	/* Threads whose counters an exec ended: attached again. */
+	vp_restarts_run(c);
 }

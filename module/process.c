@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Processes as a whole: the process record of an attached process (with
- * the VM identity of a QEMU, read once from its command line) and, with
- * process_totals, counting every thread of the process, short-lived ones
- * included, with inherited counters.
+ * Processes as a whole: the VM identity of a QEMU (read from its command
+ * line by the writer of the attach, before any lock is taken: the read
+ * faults the target's memory in and waits for its mmap lock, and what
+ * the target holds is no business of the collection's sampler, its
+ * status readers or the other collections), the process record, and,
+ * with process_totals,
+ * counting every thread of the process, short-lived ones included, with
+ * inherited counters.
  *
  * perf_event_create_kernel_counter() takes attr.inherit: a counter with
  * inherit on thread T gets a child counter in every thread T creates
@@ -13,29 +17,52 @@
  * so that the totals are the process's own, as /proc/PID/stat's.  A
  * child's count folds into the parent's child_count when it exits, and
  * perf_event_read_value() returns count + child_count + the live
- * children.  One such counter per event on every thread present at
- * attach therefore covers every thread created later, since each is
- * created by a thread of the process.  A thread created while the
- * counters are being made, by a thread that has none yet, is caught by a
- * rescan: it gets counters of its own unless it already inherited ours.
+ * children.  One such counter per event on every thread that has none
+ * therefore covers every thread created later, since each is created by a
+ * thread of the process.
+ *
+ * A thread may hold one already: a child of a counter given to the thread
+ * that created it, by this attach or by an earlier one of another
+ * collection (the counters are shared: shared.c, each user with its own
+ * baseline).  The threads are taken in the order the process made them,
+ * so a creator comes before the threads it made, and each thread gets
+ * counters only for the events it does not hold yet: a second recording
+ * of the same process counts each thread once and adds nothing to the
+ * PMU.  A thread created while the counters are being made, by a thread
+ * that has none yet, is caught by a rescan.
  *
  * vCPU threads get no such counter: every one of them is a target of the
  * same attach, and a second counter per event would double its demand on
- * the PMU (a vCPU thread recorded with 4 hardware events would ask for 8).
- * Their own counters count for the process instead (vp_proc_own_start();
- * a vCPU thread created later by a thread with process counters inherits
- * one and is left to it); a thread a vCPU thread creates is not counted
- * (QEMU's create none).  The counters are shared with other collections
- * (shared.c), each with its own baseline.
+ * the PMU.  Their own counters count for the process instead
+ * (vp_proc_own_start()).  A vCPU thread created after the attach (a
+ * hot-plugged vCPU, or every vCPU of a QEMU attached before it made them)
+ * is created by a thread that holds process counters and inherits them:
+ * perf gives it a child of each, which no exported interface can remove
+ * or read apart from its parent.  That vCPU thread then counts each event
+ * twice, its own counter for its row and the inherited one for the
+ * process: its process totals are right (its own counters are left out of
+ * them), its PMU demand is doubled, and its records say so (the load they
+ * carry counts the inherited counters: shared.c).  A thread a vCPU thread
+ * creates is not counted (QEMU's create none).
+ *
+ * Every thread is given counters on the authority the group was attached
+ * with (access.c), under its exec_update_lock.  An exec that changes the
+ * credentials ends every counter of the exec'ing thread (perf's own guard)
+ * and leaves it the process's only thread: the next scan sees the exec
+ * (vp_proc_exec()) and gives it counters again, if that authority still
+ * reaches it; a counter that cannot be made, for that or any reason, is
+ * reported by an unavailable record naming the thread.
  */
 #include <linux/mm.h>
 #include <linux/perf_event.h>
 #include <linux/rcupdate.h>
+#include <linux/rwsem.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 
+#include "access.h"
 #include "counter.h"
 #include "process.h"
 #include "record.h"
@@ -53,53 +80,56 @@
  */
 #define VP_PROC_SCANS		8
 
-/* Is @t one of the threads given counters at attach? */
+/*
+ * Has @t been given process counters since its last exec?  (An exec that
+ * changed its credentials ended them: it is given new ones.)
+ */
 static bool vp_proc_has(const struct vp_proc *p, struct task_struct *t)
 {
+	u64 exec_id = READ_ONCE(t->self_exec_id);
 	u32 k;
 
 	for (k = 0; k < p->nr; k++)
-		if (p->threads[k].task == t)
+		if (p->threads[k].task == t &&
+		    p->threads[k].exec_id == exec_id)
 			return true;
 	return false;
 }
 
-/*
- * Does @t already hold one of the process counters, having inherited it
- * from the thread that created it?  The counters of a thread live in its
- * perf context; perf may swap a cloned context between a parent and a
- * child thread at a context switch, so both the counter itself and its
- * children are looked at.
+/**
+ * vp_proc_inherited() - the process counters a thread already holds
+ * @p:		the process counters
+ * @nr_events:	events of the group
+ * @t:		the thread
+ *
+ * The counters live in @t's perf context: given to it, or inherited from
+ * the thread that created it.
+ *
+ * Return: the events (bit i for event i) of which @t holds a live process
+ * counter.
  */
-static bool vp_proc_inherited(const struct vp_proc *p, u32 nr_events,
-			      struct task_struct *t)
+u32 vp_proc_inherited(const struct vp_proc *p, u32 nr_events,
+		      struct task_struct *t)
 {
-	struct perf_event *parent, *child;
-	bool found = false;
-	u32 k, i;
+	u32 mask = 0, all = 0, k, i;
 
-	for (k = 0; k < p->nr && !found; k++) {
-		for (i = 0; i < nr_events && !found; i++) {
-			parent = p->threads[k].event[i];
-			if (!parent)
-				continue;
-			mutex_lock(&parent->child_mutex);
-			found = READ_ONCE(parent->ctx->task) == t;
-			list_for_each_entry(child, &parent->child_list,
-					    child_list) {
-				if (found)
-					break;
-				found = READ_ONCE(child->ctx->task) == t;
-			}
-			mutex_unlock(&parent->child_mutex);
+	for (i = 0; i < nr_events; i++)
+		all |= BIT(i);
+	for (k = 0; k < p->nr && mask != all; k++) {
+		for (i = 0; i < nr_events; i++) {
+			struct perf_event *ev = p->threads[k].event[i];
+
+			if (ev && !(mask & BIT(i)) && vp_event_on(ev, t))
+				mask |= BIT(i);
 		}
 	}
-	return found;
+	return mask;
 }
 
 /*
- * Threads of @leader's process without process counters, referenced (in
- * @vcpus the vCPU threads, which get none).
+ * Threads of @leader's process without process counters, referenced, in
+ * the order the process made them (in @vcpus the vCPU threads, which get
+ * none).
  */
 static u32 vp_proc_collect(const struct vp_proc *p, struct task_struct *leader,
 			   struct task_struct **tasks, u32 max, u32 *vcpus)
@@ -152,37 +182,58 @@ static int vp_proc_room(struct vp_proc *p, u32 more, u32 limit)
 }
 
 /*
- * Inherited counters for every event of @g on @t, added to @p (room
- * made), shared with other collections' process totals of the same events
- * (shared.c), counted from now.
+ * Inherited counters on @t (room made in @p) for every event of @g it does
+ * not hold yet, shared with other collections' process totals of the same
+ * events (shared.c), counted from now; on the authority of @g, checked
+ * under @t's exec_update_lock until the counters exist.  Return: whether
+ * @t was given an entry (it holds every event already: not).
  */
-static void vp_proc_add(struct vp_proc *p, const struct vp_group *g,
+static bool vp_proc_add(struct vp_proc *p, const struct vp_group *g,
 			struct task_struct *t)
 {
-	struct vp_pthread *pt = &p->threads[p->nr++];
+	struct vp_pthread *pt = &p->threads[p->nr];
 	struct perf_event *ev;
-	u32 i;
+	u32 held, i;
+	int ret;
 
-	pt->task = t;
+	held = vp_proc_inherited(p, g->nr_events, t);
+	if (held == GENMASK(g->nr_events - 1, 0))
+		return false;
+	memset(pt, 0, sizeof(*pt));
+	down_read(&t->signal->exec_update_lock);
+	pt->exec_id = READ_ONCE(t->self_exec_id);
+	ret = vp_may_count(g->cred, t, task_pid_nr(t), NULL, 0);
 	for (i = 0; i < g->nr_events; i++) {
+		if (held & BIT(i))
+			continue;
+		if (ret) {
+			pt->error[i] = -ret;
+			continue;
+		}
 		ev = vp_shared_get(&g->events[i], t, true, &pt->sh[i]);
 		if (IS_ERR(ev)) {
 			pt->sh[i] = NULL;
-			pt->event[i] = NULL;
+			pt->error[i] = -PTR_ERR(ev);
 			continue;
 		}
 		pt->event[i] = ev;
 		vp_event_read(ev, &pt->base[i]);
 	}
+	up_read(&t->signal->exec_update_lock);
+	get_task_struct(t);
+	pt->task = t;
+	p->nr++;
+	return true;
 }
 
 /*
- * Give process counters to every thread of @leader's process that has
- * none, own or inherited, scanning again until a scan finds none (or
- * VP_PROC_SCANS scans, or @limit threads).  Return: 0 or -ENOMEM.
+ * Give process counters to every thread of @leader's process that lacks
+ * some, own or inherited, scanning again until a scan finds none (or
+ * VP_PROC_SCANS scans, or @limit threads).  The vCPU threads the first
+ * scan finds are counted in p->vcpus when @first.  Return: 0 or -ENOMEM.
  */
 static int vp_proc_cover(struct vp_group *g, struct task_struct *leader,
-			 u32 limit)
+			 u32 limit, bool first)
 {
 	struct vp_proc *p = g->proc;
 	struct task_struct **tasks;
@@ -195,7 +246,7 @@ static int vp_proc_cover(struct vp_group *g, struct task_struct *leader,
 	for (scan = 0; scan < VP_PROC_SCANS && p->nr < limit; scan++) {
 		fresh = 0;
 		n = vp_proc_collect(p, leader, tasks, limit - p->nr, &vcpus);
-		if (!scan)
+		if (!scan && first)
 			p->vcpus = vcpus;
 		ret = vp_proc_room(p, n, limit);
 		if (ret) {
@@ -204,14 +255,10 @@ static int vp_proc_cover(struct vp_group *g, struct task_struct *leader,
 			break;
 		}
 		for (k = 0; k < n; k++) {
-			/* the first scan ran before any counter existed */
-			if (scan && vp_proc_inherited(p, g->nr_events,
-						      tasks[k])) {
-				put_task_struct(tasks[k]);
-				continue;
-			}
-			vp_proc_add(p, g, tasks[k]);
-			fresh++;
+			/* Creators first: their threads then hold theirs. */
+			if (vp_proc_add(p, g, tasks[k]))
+				fresh++;
+			put_task_struct(tasks[k]);
 			cond_resched();	/* threads x events counters */
 		}
 		if (!fresh)
@@ -219,6 +266,37 @@ static int vp_proc_cover(struct vp_group *g, struct task_struct *leader,
 	}
 	kvfree(tasks);
 	return ret;
+}
+
+/*
+ * Queue an unavailable record for every process counter of the threads
+ * from @from on that could not be made.
+ */
+static void vp_proc_report(struct vp_coll *c, struct vp_group *g, u32 from)
+{
+	struct vp_proc *p = g->proc;
+	const struct vcpuperf_event_desc *d;
+	struct vcpuperf_target_id id;
+	struct vp_pthread *pt;
+	u32 k, i, cause;
+	pid_t tid;
+
+	for (k = from; k < p->nr; k++) {
+		pt = &p->threads[k];
+		tid = task_pid_nr_ns(pt->task, g->ns);
+		id.pid = task_tgid_nr_ns(pt->task, g->ns);
+		id.vcpu = VCPUPERF_NO_VCPU;
+		for (i = 0; i < g->nr_events; i++) {
+			if (!pt->error[i])
+				continue;
+			d = &g->events[i];
+			cause = vp_cause_from_errno(pt->error[i], d->type,
+						    d->mods);
+			vp_emit_unavailable_as(c, tid, &id, i, d, pt->error[i],
+					       cause,
+					       VCPUPERF_UNAVAILABLE_PROCESS);
+		}
+	}
 }
 
 /**
@@ -244,7 +322,13 @@ void vp_proc_free(struct vp_group *g)
 	g->proc = NULL;
 }
 
-/* The command line of @task, up to @len bytes; 0 when there is none. */
+/*
+ * The command line of @task, up to @len bytes; 0 when there is none.  As
+ * /proc/PID/cmdline reads it: from anonymous memory only (FOLL_ANON), so
+ * that a file mapped over it (a FUSE file whose server never answers) is
+ * not faulted in; the read stops there.  A userfaultfd over it stops it
+ * too (a fault from another process's access cannot wait for it).
+ */
 static int vp_read_cmdline(struct task_struct *task, char *buf, int len)
 {
 	struct mm_struct *mm = get_task_mm(task);
@@ -259,30 +343,49 @@ static int vp_read_cmdline(struct task_struct *task, char *buf, int len)
 	spin_unlock(&mm->arg_lock);
 	n = end > start ? (int)min_t(unsigned long, end - start, len) : 0;
 	if (n)
-		n = access_process_vm(task, start, buf, n, FOLL_FORCE);
+		n = access_process_vm(task, start, buf, n,
+				      FOLL_FORCE | FOLL_ANON);
 	mmput(mm);
 	return n > 0 ? n : 0;
+}
+
+/**
+ * vp_proc_identity() - the VM identity of a QEMU, from its command line
+ * @leader:	a thread of the process
+ * @vm:		its VM name, "" when there is none
+ * @vmlen:	size of @vm
+ * @uuid:	its UUID, "" when there is none
+ * @uuidlen:	size of @uuid
+ *
+ * Reads the process's memory, which may fault it in (anonymous memory
+ * only: see vp_read_cmdline()), and waits for its mmap lock: called with
+ * no lock held, by the writer of the attach, which alone waits then.
+ * Sleeps.
+ */
+void vp_proc_identity(struct task_struct *leader, char *vm, size_t vmlen,
+		      char *uuid, size_t uuidlen)
+{
+	char *args;
+	int n;
+
+	might_sleep();
+	*vm = '\0';
+	*uuid = '\0';
+	args = kvmalloc(VP_CMDLINE_MAX, GFP_KERNEL);
+	if (!args)
+		return;
+	n = vp_read_cmdline(leader, args, VP_CMDLINE_MAX);
+	vp_qemu_identity(args, n, vm, vmlen, uuid, uuidlen);
+	kvfree(args);
 }
 
 /* Queue the process record of @g, with the VM identity of a QEMU. */
 static void vp_emit_process(struct vp_coll *c, struct vp_group *g,
 			    struct task_struct *leader)
 {
-	char vm[VCPUPERF_VM_NAME_LEN] = "", uuid[VCPUPERF_UUID_LEN] = "";
 	char comm[TASK_COMM_LEN];
 	struct vcpuperf_process *r;
-	char *args;
-	int n;
 
-	if (g->kind == VCPUPERF_TARGET_QEMU) {
-		args = kvmalloc(VP_CMDLINE_MAX, GFP_KERNEL);
-		if (args) {
-			n = vp_read_cmdline(leader, args, VP_CMDLINE_MAX);
-			vp_qemu_identity(args, n, vm, sizeof(vm), uuid,
-					 sizeof(uuid));
-			kvfree(args);
-		}
-	}
 	get_task_comm(comm, leader);
 	r = vp_rec_begin(c, VCPUPERF_REC_PROCESS,
 			 struct_size(r, events, g->nr_events), 0);
@@ -293,8 +396,8 @@ static void vp_emit_process(struct vp_coll *c, struct vp_group *g,
 	r->threads = g->proc ? g->proc->nr + g->proc->vcpus : 0;
 	r->interval_ns = READ_ONCE(c->interval_ns);
 	strscpy(r->comm, comm, sizeof(r->comm));
-	memcpy(r->vm, vm, sizeof(r->vm));
-	memcpy(r->uuid, uuid, sizeof(r->uuid));
+	memcpy(r->vm, g->vm, sizeof(r->vm));
+	memcpy(r->uuid, g->uuid, sizeof(r->uuid));
 	memcpy(r->events, g->events, g->nr_events * sizeof(r->events[0]));
 	vp_rec_emit(c, r, VP_REC_LIFECYCLE);
 }
@@ -317,18 +420,53 @@ int vp_proc_start(struct vp_coll *c, struct vp_group *g,
 	struct vp_proc *p;
 
 	lockdep_assert_held(&c->lock);
+	g->exec_id = READ_ONCE(leader->self_exec_id);
 	if (g->flags & VCPUPERF_ATTACH_PROCESS_TOTALS) {
 		p = kzalloc(sizeof(*p), GFP_KERNEL);
 		if (!p)
 			return -ENOMEM;
 		g->proc = p;
-		if (vp_proc_cover(g, leader, c->mod->max_targets)) {
+		if (vp_proc_cover(g, leader, c->mod->max_targets, true)) {
 			vp_proc_free(g);
 			return -ENOMEM;
 		}
 	}
 	vp_emit_process(c, g, leader);
+	if (g->proc)
+		vp_proc_report(c, g, 0);
 	return 0;
+}
+
+/**
+ * vp_proc_exec() - a thread of an attached process has exec'd
+ * @c:		the collection, lock held
+ * @g:		the group, whose leader's self_exec_id moved on
+ * @leader:	its leader now (the thread that exec'd)
+ *
+ * An exec leaves one thread in the process.  If it changed the thread's
+ * credentials perf ended its counters, process counters included: it is
+ * given new ones (see the top of this file), each that cannot be made
+ * reported.  Without process_totals nothing is done here.
+ *
+ * Return: 0 or -ENOMEM (tried again at the next scan).
+ */
+int vp_proc_exec(struct vp_coll *c, struct vp_group *g,
+		 struct task_struct *leader)
+{
+	u32 from;
+	int ret;
+
+	lockdep_assert_held(&c->lock);
+	if (!g->proc) {
+		g->exec_id = READ_ONCE(leader->self_exec_id);
+		return 0;
+	}
+	from = g->proc->nr;
+	ret = vp_proc_cover(g, leader, c->mod->max_targets, false);
+	vp_proc_report(c, g, from);
+	if (!ret)
+		g->exec_id = READ_ONCE(leader->self_exec_id);
+	return ret;
 }
 
 /* Add @v to @sum. */
@@ -345,19 +483,24 @@ static void vp_count_add(struct vcpuperf_count *sum,
  * @g:		its group
  * @t:		the target, its counters made, before its first sample
  *
- * For a vCPU thread of a process_totals group that holds no inherited
- * process counter: not one present at attach (vp_proc_cover() leaves
- * them out), nor one created since by a thread that holds one.
+ * For a vCPU thread of a process_totals group, the events of which it
+ * holds no inherited process counter: none for a vCPU thread present at
+ * attach (vp_proc_cover() leaves them out), every one for a vCPU thread
+ * created since by a thread that holds them.
  */
 void vp_proc_own_start(struct vp_group *g, struct vp_target *t)
 {
 	struct vp_proc *p = g->proc;
+	u32 held, i;
 
-	if (!p || t->id.vcpu == VCPUPERF_NO_VCPU ||
-	    vp_proc_inherited(p, g->nr_events, t->task))
+	if (!p || t->id.vcpu == VCPUPERF_NO_VCPU)
 		return;
-	t->proc_own = true;
-	p->own++;
+	held = vp_proc_inherited(p, g->nr_events, t->task);
+	for (i = 0; i < t->nr_events; i++)
+		if (t->counters[i].event && !(held & BIT(i)))
+			t->proc_own |= BIT(i);
+	if (t->proc_own)
+		p->own++;
 }
 
 /**
@@ -375,14 +518,14 @@ void vp_proc_own_end(struct vp_group *g, struct vp_target *t)
 	if (!p || !t->proc_own)
 		return;
 	for (i = 0; i < t->nr_events; i++) {
-		if (!t->counters[i].event)
+		if (!(t->proc_own & BIT(i)))
 			continue;
 		vp_count_add(&p->gone[i], &t->counters[i].last);
 		p->gone_mask |= BIT(i);
 	}
 	p->own--;
 	p->own_gone++;
-	t->proc_own = false;
+	t->proc_own = 0;
 }
 
 /**
@@ -430,7 +573,7 @@ void vp_proc_sample(struct vp_coll *c, struct vp_group *g, u32 flags)
 		if (t->group != g || !t->proc_own)
 			continue;
 		for (i = 0; i < g->nr_events; i++) {
-			if (!t->counters[i].event)
+			if (!(t->proc_own & BIT(i)))
 				continue;
 			counting |= BIT(i);
 			vp_count_add(&s->counts[i], &t->counters[i].last);

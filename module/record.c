@@ -98,6 +98,35 @@ void vp_emit_started(struct vp_coll *c, struct vp_target *t)
 }
 
 /**
+ * vp_emit_unavailable_as() - queue why a counter of a thread does not count
+ * @c:		the collection, lock held
+ * @tid:	the thread, as the collection numbers it
+ * @id:		its identity
+ * @idx:	index of the event
+ * @d:		the event
+ * @error:	positive errno of the counter's creation, 0 for error state
+ * @cause:	enum vcpuperf_cause
+ * @flags:	VCPUPERF_UNAVAILABLE_PROCESS for a thread's process counter
+ *		(process.c), 0 for a target's counter (vp_emit_unavailable())
+ */
+void vp_emit_unavailable_as(struct vp_coll *c, pid_t tid,
+			    const struct vcpuperf_target_id *id, u32 idx,
+			    const struct vcpuperf_event_desc *d, int error,
+			    u32 cause, u32 flags)
+{
+	struct vcpuperf_unavailable *r;
+
+	r = vp_rec_begin(c, VCPUPERF_REC_UNAVAILABLE, sizeof(*r), tid);
+	r->id = *id;
+	r->event = idx;
+	r->error = error;
+	r->cause = cause;
+	r->flags = flags;
+	strscpy(r->name, d->name, sizeof(r->name));
+	vp_rec_emit(c, r, VP_REC_LIFECYCLE);
+}
+
+/**
  * vp_emit_unavailable() - queue why a thread's counter does not count
  * @c:		the collection, lock held
  * @t:		the thread
@@ -106,15 +135,10 @@ void vp_emit_started(struct vp_coll *c, struct vp_target *t)
 void vp_emit_unavailable(struct vp_coll *c, struct vp_target *t, u32 idx)
 {
 	const struct vcpuperf_event_desc *d = &t->events[idx];
-	struct vcpuperf_unavailable *r;
 
-	r = vp_rec_begin(c, VCPUPERF_REC_UNAVAILABLE, sizeof(*r), t->tid);
-	r->id = t->id;
-	r->event = idx;
-	r->error = t->counters[idx].error;
-	r->cause = vp_counter_cause(&t->counters[idx], d);
-	strscpy(r->name, d->name, sizeof(r->name));
-	vp_rec_emit(c, r, VP_REC_LIFECYCLE);
+	vp_emit_unavailable_as(c, t->tid, &t->id, idx, d,
+			       t->counters[idx].error,
+			       vp_counter_cause(&t->counters[idx], d), 0);
 }
 
 /**
@@ -241,8 +265,11 @@ void vp_emit_multiplexed(struct vp_coll *c, struct vp_target *t,
 	vp_shared_load(t->task, &r->load);
 	if (!r->load.pmu_counters)
 		r->cause = VCPUPERF_MUX_UNKNOWN;
-	else if (vp_load_exceeds(&r->load))
+	else if (r->load.pmu_events - r->load.inherited >
+		 r->load.pmu_counters)
 		r->cause = VCPUPERF_MUX_MORE_EVENTS;
+	else if (vp_load_exceeds(&r->load))
+		r->cause = VCPUPERF_MUX_PROCESS_TOTALS;
 	else
 		r->cause = VCPUPERF_MUX_PMU_SHARED;
 	vp_rec_emit(c, r, VP_REC_LIFECYCLE);

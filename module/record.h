@@ -27,6 +27,10 @@ void *vp_rec_begin(struct vp_coll *c, u16 type, u32 size, u32 tid);
 int vp_rec_emit(struct vp_coll *c, void *rec, enum vp_rec_class cls);
 void vp_totals_begin(struct vp_coll *c);
 void vp_emit_started(struct vp_coll *c, struct vp_target *t);
+void vp_emit_unavailable_as(struct vp_coll *c, pid_t tid,
+			    const struct vcpuperf_target_id *id, u32 idx,
+			    const struct vcpuperf_event_desc *d, int error,
+			    u32 cause, u32 flags);
 void vp_emit_unavailable(struct vp_coll *c, struct vp_target *t, u32 idx);
 void vp_emit_vcpu_added(struct vp_coll *c, struct vp_target *t);
 void vp_emit_first_row(struct vp_coll *c, struct vp_target *t,

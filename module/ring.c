@@ -13,6 +13,12 @@
 
 #include "ring.h"
 
+/*
+ * A ring is allocated by the task that opens its collection, or that
+ * writes its ring command: charged to that task's memory cgroup.
+ */
+#define VP_RING_GFP	GFP_KERNEL_ACCOUNT
+
 /* Share of the ring kept for lifecycle records: 1/VP_RESERVE_DIV. */
 #define VP_RESERVE_DIV	8
 
@@ -46,7 +52,7 @@ static size_t vp_ring_limit(const struct vp_ring *ring, enum vp_rec_class cls)
 int vp_ring_init(struct vp_ring *ring, size_t size)
 {
 	memset(ring, 0, sizeof(*ring));
-	ring->buf = vzalloc(size);
+	ring->buf = __vmalloc(size, VP_RING_GFP | __GFP_ZERO);
 	if (!ring->buf)
 		return -ENOMEM;
 	ring->size = size;
@@ -122,7 +128,7 @@ static bool vp_ring_fits(const struct vp_ring *ring, size_t size)
  */
 u8 *vp_ring_buf_alloc(size_t size)
 {
-	return vmalloc(size);
+	return __vmalloc(size, VP_RING_GFP);
 }
 
 /**

@@ -15,6 +15,7 @@
 #include "ring.h"
 #include "sample.h"
 #include "selfread.h"
+#include "target.h"
 #include "vcpuperf.h"
 
 #define VP_PPM		1000000ULL
@@ -59,12 +60,14 @@ static bool vp_target_exited(struct vp_target *t, u32 counting, u32 exited)
  * VCPUPERF_NO_COUNTERS_INTERVALS intervals with no watched counter ever
  * on the PMU (the PMU counters when the thread has any, else all: see
  * vp_watched()); task_exited (and a final sample) once every counter saw
- * the exit.  The sample of a thread read off every CPU (@t->idle_known)
- * is also copied to @t->idle_rec, if any: the next sample of a thread
- * that has not run since is that copy with new times.
+ * the exit (a final sample alone when an exec ended them: exec.c).  The
+ * sample of a thread read off every CPU (@t->idle_known) is also copied
+ * to @t->idle_rec, if any: the next sample of a thread that has not run
+ * since is that copy with new times.
  * Separate from the reads so that it can be tested with any values.
  *
- * Return: true when the thread has exited: the caller ends it.
+ * Return: true when every counter saw its thread's end (an exit or an exec
+ * that changed its credentials): the caller ends it (vp_target_gone()).
  */
 bool vp_sample_account(struct vp_coll *c, struct vp_target *t,
 		       struct vcpuperf_sample *s, u32 counting, u32 exited,
@@ -132,7 +135,8 @@ bool vp_sample_account(struct vp_coll *c, struct vp_target *t,
 	if (watch && !t->ever_counted && !t->no_counters_sent &&
 	    t->intervals_ran >= VCPUPERF_NO_COUNTERS_INTERVALS)
 		vp_emit_no_counters(c, t, watch);
-	if (gone)
+	/* Ended by an exec, not an exit: exec.c ends it with that reason. */
+	if (gone && vp_task_exiting(t->task))
 		vp_emit_task_exited(c, t, exited);
 	return gone;
 }
@@ -145,11 +149,12 @@ bool vp_sample_account(struct vp_coll *c, struct vp_target *t,
  * exit state, may have hidden that before a sample saw it.
  */
 static bool vp_pinned_never_on(const struct vp_target *t,
-			       const struct vcpuperf_count *v, u32 i)
+			       const struct vcpuperf_count *v, u32 i,
+			       u64 runtime)
 {
 	return (t->events[i].mods & VCPUPERF_MOD_PINNED) &&
 	       vp_is_pmu_event(t->events[i].type) && !v->enabled &&
-	       READ_ONCE(t->task->se.sum_exec_runtime) > t->runtime_at_start;
+	       runtime > t->runtime_at_start;
 }
 
 /*
@@ -158,10 +163,12 @@ static bool vp_pinned_never_on(const struct vp_target *t,
  * never a 0 that looks like a thread that did not run.  Returns the
  * counters that went into that state since the last sample: the caller
  * reports each once, after the sample (both records use the scratch
- * buffer).
+ * buffer).  @runtime is the thread's sum_exec_runtime read before the
+ * counters: a thread that ran later may have enabled them since.
  */
 static u32 vp_sample_drop_errors(struct vp_target *t,
-				 struct vcpuperf_sample *s, u32 *counting)
+				 struct vcpuperf_sample *s, u32 *counting,
+				 u64 runtime)
 {
 	u32 newly = 0, i;
 
@@ -172,7 +179,7 @@ static u32 vp_sample_drop_errors(struct vp_target *t,
 			continue;
 		/* Sticky: the thread's exit moves it from error to exit. */
 		if (!ctr->in_error && !vp_counter_in_error(ctr) &&
-		    !vp_pinned_never_on(t, &s->counts[i], i))
+		    !vp_pinned_never_on(t, &s->counts[i], i, runtime))
 			continue;
 		if (!ctr->in_error)
 			newly |= BIT(i);
@@ -232,12 +239,13 @@ static void vp_sample_rebase(const struct vp_target *t,
 /* Account the sample, then report counters newly in error state. */
 static bool vp_sample_finish(struct vp_coll *c, struct vp_target *t,
 			     struct vcpuperf_sample *s, u32 counting,
-			     u32 exited, u64 window_ns, u32 flags)
+			     u32 exited, u64 window_ns, u64 runtime,
+			     u32 flags)
 {
 	u32 newly;
 
 	vp_sample_rebase(t, s, counting);
-	newly = vp_sample_drop_errors(t, s, &counting);
+	newly = vp_sample_drop_errors(t, s, &counting, runtime);
 	bool gone;
 	u32 i;
 
@@ -253,20 +261,15 @@ static bool vp_sample_finish(struct vp_coll *c, struct vp_target *t,
  * vp_sample_values() - queue a sample of values read elsewhere
  * @c:		the collection, lock held
  * @t:		the thread
- * @vals:	cumulative values, one per event (where a counter exists)
- * @exited:	counters that saw their thread exit
- * @t_mono:	CLOCK_MONOTONIC of the first read
- * @t_wall:	CLOCK_REALTIME then
- * @window:	ns from the first to the last read
+ * @r:		the read
  * @flags:	VCPUPERF_SAMPLE_* to set on the sample
  *
  * For values the thread read itself (pass.c).  See vp_sample_account().
  *
- * Return: true when the thread has exited: the caller ends it.
+ * Return: true when the thread's counters ended: the caller ends it.
  */
 bool vp_sample_values(struct vp_coll *c, struct vp_target *t,
-		      const struct vcpuperf_count *vals, u32 exited,
-		      u64 t_mono, u64 t_wall, u64 window, u32 flags)
+		      const struct vp_reading *r, u32 flags)
 {
 	struct vcpuperf_sample *s;
 	u32 counting = 0, i;
@@ -276,15 +279,16 @@ bool vp_sample_values(struct vp_coll *c, struct vp_target *t,
 	t->idle_known = false;
 	s = vp_rec_begin(c, VCPUPERF_REC_SAMPLE,
 			 struct_size(s, counts, t->nr_events), t->tid);
-	s->rec.t_mono_ns = t_mono;
-	s->rec.t_wall_ns = t_wall;
+	s->rec.t_mono_ns = r->t_mono;
+	s->rec.t_wall_ns = r->t_wall;
 	for (i = 0; i < t->nr_events; i++) {
 		if (!t->counters[i].event)
 			continue;
 		counting |= BIT(i);
-		s->counts[i] = vals[i];
+		s->counts[i] = r->vals[i];
 	}
-	return vp_sample_finish(c, t, s, counting, exited, window, flags);
+	return vp_sample_finish(c, t, s, counting, r->exited, r->window,
+				r->runtime, flags);
 }
 
 /**
@@ -298,24 +302,20 @@ bool vp_sample_values(struct vp_coll *c, struct vp_target *t,
  * the thread was asked in (its grid point; late_ns shows when the read
  * was).  Called by the next pass, and before a target ends.
  *
- * Return: true when the thread has exited: the caller ends it.
+ * Return: true when the thread's counters ended: the caller ends it.
  */
 bool vp_sample_deferred(struct vp_coll *c, struct vp_target *t)
 {
-	struct vcpuperf_count vals[VCPUPERF_MAX_EVENTS];
 	u64 pass = t->self_pass, grid = c->pass_grid;
-	u64 t_mono, t_wall, window;
-	u32 exited;
+	struct vp_reading r;
 	bool gone;
 
 	lockdep_assert_held(&c->lock);
 	t->self_pass = 0;
 	c->pass_grid = t->self_grid;
-	if (vp_selfread_take(t->sr, pass, vals, &exited, &t_mono, &t_wall,
-			     &window)) {
+	if (vp_selfread_take(t->sr, pass, &r)) {
 		c->reads.self++;
-		gone = vp_sample_values(c, t, vals, exited, t_mono, t_wall,
-					window, 0);
+		gone = vp_sample_values(c, t, &r, 0);
 	} else {
 		if (READ_ONCE(t->task->on_cpu))
 			c->reads.fb_timeout++;
@@ -361,18 +361,20 @@ static void vp_sample_again(struct vp_coll *c, struct vp_target *t)
  * reads took.  A counter in error state is left out and reported once.
  * See vp_sample_account() for the rest.
  *
- * Return: true when the thread has exited: the caller ends it.
+ * Return: true when the thread's counters ended: the caller ends it.
  */
 bool vp_sample_target(struct vp_coll *c, struct vp_target *t, u32 flags)
 {
 	u32 counting = 0, exited = 0, i;
 	struct vcpuperf_sample *s;
 	unsigned long csw;
+	u64 t0, t1, runtime;
 	bool off, same;
-	u64 t0, t1;
 
 	lockdep_assert_held(&c->lock);
 	off = vp_task_off_cpu(t->task, &csw);
+	/* Before the counters: see vp_sample_drop_errors(). */
+	runtime = READ_ONCE(t->task->se.sum_exec_runtime);
 	same = off && t->idle_known && csw == t->idle_csw;
 	if (same && !flags && t->idle_rec) {
 		vp_sample_again(c, t);
@@ -407,5 +409,6 @@ bool vp_sample_target(struct vp_coll *c, struct vp_target *t, u32 flags)
 				after == csw;
 		t->idle_csw = csw;
 	}
-	return vp_sample_finish(c, t, s, counting, exited, t1 - t0, flags);
+	return vp_sample_finish(c, t, s, counting, exited, t1 - t0, runtime,
+				flags);
 }

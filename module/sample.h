@@ -12,13 +12,13 @@
 #include "../lib/vcpuperf_lib.h"
 
 struct vp_coll;
+struct vp_reading;
 struct vp_target;
 
 bool vp_sample_target(struct vp_coll *c, struct vp_target *t, u32 flags);
 bool vp_sample_deferred(struct vp_coll *c, struct vp_target *t);
 bool vp_sample_values(struct vp_coll *c, struct vp_target *t,
-		      const struct vcpuperf_count *vals, u32 exited,
-		      u64 t_mono, u64 t_wall, u64 window, u32 flags);
+		      const struct vp_reading *r, u32 flags);
 bool vp_sample_account(struct vp_coll *c, struct vp_target *t,
 		       struct vcpuperf_sample *s, u32 counting, u32 exited,
 		       u64 window_ns, u32 flags);

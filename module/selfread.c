@@ -100,16 +100,12 @@ static DEFINE_HASHTABLE(vp_sr_tasks, VP_SELFREAD_HASH_BITS);
  * @events:	the target's counters, NULL where there is none
  * @shared:	the target's references on them, released by the thread
  *		when the target ended while it read (shared.c)
- * @t_mono:	CLOCK_MONOTONIC of the first read
- * @t_wall:	CLOCK_REALTIME at the same moment
- * @window:	ns from the first to the last read
+ * @read:	the values read, for pass @done
  * @run_ns:	time the reads took in works that were not switched out
  *		meanwhile, for the module's CPU accounting
  * @runs:	works that ran (read) and were not switched out
  * @runs_switched: works that read and were switched out meanwhile (their
  *		wall time is not CPU time: they count at the mean of @runs)
- * @exited:	counters that saw their thread exit
- * @vals:	the values read
  * @holds_module: the queued work holds a module reference (it is stuck):
  *		dropped when it runs
  * @queued_ns:	when the work was queued
@@ -129,14 +125,10 @@ struct vp_selfread {
 	u32 nr;
 	struct perf_event *events[VCPUPERF_MAX_EVENTS];
 	struct vp_shared *shared[VCPUPERF_MAX_EVENTS];
-	u64 t_mono;
-	u64 t_wall;
-	u64 window;
+	struct vp_reading read;
 	u64 run_ns;
 	u64 runs;
 	u64 runs_switched;
-	u32 exited;
-	struct vcpuperf_count vals[VCPUPERF_MAX_EVENTS];
 	bool holds_module;
 	u64 queued_ns;
 	struct task_struct *task;
@@ -201,10 +193,10 @@ static void vp_selfread_put(struct vp_selfread *sr)
 static void vp_selfread_fn(struct callback_head *cb)
 {
 	struct vp_selfread *sr = container_of(cb, struct vp_selfread, work);
-	struct vcpuperf_count vals[VCPUPERF_MAX_EVENTS];
-	u64 t0 = 0, t1 = 0, wall = 0;
+	struct vp_reading r;
+	u64 t1 = 0;
 	unsigned long csw = 0;
-	u32 exited = 0, i, nr = 0;
+	u32 i, nr = 0;
 	bool read, release, held;
 
 	spin_lock(&sr->lock);
@@ -217,16 +209,19 @@ static void vp_selfread_fn(struct callback_head *cb)
 	if (read) {
 		/* The counters stay: a target that ends hands them over. */
 		csw = current->nvcsw + current->nivcsw;
-		t0 = ktime_get_ns();
-		wall = ktime_get_real_ns();
+		r.exited = 0;
+		r.runtime = READ_ONCE(current->se.sum_exec_runtime);
+		r.t_mono = ktime_get_ns();
+		r.t_wall = ktime_get_real_ns();
 		for (i = 0; i < nr; i++) {
 			if (!sr->events[i])
 				continue;
-			vp_event_read(sr->events[i], &vals[i]);
+			vp_event_read(sr->events[i], &r.vals[i]);
 			if (vp_event_exited(sr->events[i]))
-				exited |= BIT(i);
+				r.exited |= BIT(i);
 		}
 		t1 = ktime_get_ns();
+		r.window = t1 - r.t_mono;
 	}
 
 	/*
@@ -236,13 +231,9 @@ static void vp_selfread_fn(struct callback_head *cb)
 	vp_sr_delist(sr);
 	spin_lock(&sr->lock);
 	if (read) {
-		memcpy(sr->vals, vals, nr * sizeof(vals[0]));
-		sr->exited = exited;
-		sr->t_mono = t0;
-		sr->t_wall = wall;
-		sr->window = t1 - t0;
+		sr->read = r;
 		if (csw == current->nvcsw + current->nivcsw) {
-			sr->run_ns += t1 - t0;
+			sr->run_ns += r.window;
 			sr->runs++;
 		} else {
 			sr->runs_switched++;
@@ -422,30 +413,19 @@ bool vp_selfread_done(struct vp_selfread *sr, u64 pass)
  * vp_selfread_take() - copy out the values of a pass
  * @sr:		the self-read state
  * @pass:	the pass
- * @vals:	the values, one per counter
- * @exited:	counters that saw their thread exit
- * @t_mono:	when the first counter was read
- * @t_wall:	CLOCK_REALTIME then
- * @window:	ns the reads took
+ * @r:		the read, filled in
  *
  * Return: true when the values are of @pass; false (nothing copied) when
  * the work did not run for it.
  */
-bool vp_selfread_take(struct vp_selfread *sr, u64 pass,
-		      struct vcpuperf_count *vals, u32 *exited, u64 *t_mono,
-		      u64 *t_wall, u64 *window)
+bool vp_selfread_take(struct vp_selfread *sr, u64 pass, struct vp_reading *r)
 {
 	bool ok;
 
 	spin_lock(&sr->lock);
 	ok = sr->done == pass;
-	if (ok) {
-		memcpy(vals, sr->vals, sr->nr * sizeof(vals[0]));
-		*exited = sr->exited;
-		*t_mono = sr->t_mono;
-		*t_wall = sr->t_wall;
-		*window = sr->window;
-	}
+	if (ok)
+		*r = sr->read;
 	spin_unlock(&sr->lock);
 	return ok;
 }

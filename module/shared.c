@@ -3,9 +3,10 @@
  * One kernel counter per (thread, event), whoever counts it.
  *
  * A PMU has few counters, and every extra event on a vCPU thread pushes it
- * into multiplexing.  So a counter is shared: by every collection that
- * counts the same event on the same thread, and by the whole-process
- * totals of a process (process.c) where they use the same attr.  Each user
+ * into multiplexing.  So a counter is shared: by every collection whose
+ * targets count the same event on the same thread, and, apart from those,
+ * by every collection's whole-process totals of the same process
+ * (process.c: inherited counters, which a target's never are).  Each user
  * keeps its own baseline (the counter's value, enabled and running times
  * when it began to use it: vp_counter.base) and reads the counter at its
  * own times, so its records are exactly what a counter of its own would
@@ -16,7 +17,9 @@
  * The registry is a hash table under a mutex, taken inside a collection's
  * lock (lock order: vcpuperf.h) and alone by the task work that releases a
  * target's counters (selfread.c).  Counters are created under it, so two
- * collections attaching the same thread at once make one counter.
+ * collections attaching the same thread at once make one counter.  A
+ * second table finds the counters on a thread, and the inherited ones of
+ * its process, for the load a thread puts on its PMU.
  */
 #include <linux/err.h>
 #include <linux/hashtable.h>
@@ -27,6 +30,7 @@
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 
+#include "counter.h"
 #include "pmu.h"
 #include "shared.h"
 
@@ -35,6 +39,8 @@
 /**
  * struct vp_shared - a kernel counter and its users
  * @node:	in vp_shared_table (vp_shared_lock)
+ * @tnode:	in vp_shared_where, by its thread (an inherited counter: by
+ *		its thread's process, whose threads may hold its children)
  * @ref:	users: targets of any collection, process totals
  * @task:	the thread, referenced
  * @type:	perf_event_attr.type
@@ -45,6 +51,7 @@
  */
 struct vp_shared {
 	struct hlist_node node;
+	struct hlist_node tnode;
 	refcount_t ref;
 	struct task_struct *task;
 	u32 type;
@@ -56,6 +63,17 @@ struct vp_shared {
 
 static DEFINE_MUTEX(vp_shared_lock);
 static DEFINE_HASHTABLE(vp_shared_table, VP_SHARED_HASH_BITS);
+static DEFINE_HASHTABLE(vp_shared_where, VP_SHARED_HASH_BITS);
+
+/*
+ * The key of a counter in vp_shared_where: its thread, or for an inherited
+ * counter its thread's process (the signal_struct, which an exec keeps
+ * and which lives as long as the thread's task_struct).
+ */
+static const void *vp_shared_where_key(struct task_struct *task, bool inherit)
+{
+	return inherit ? (const void *)task->signal : (const void *)task;
+}
 
 static u32 vp_shared_hash(struct task_struct *task, u32 type, u64 config)
 {
@@ -119,6 +137,8 @@ struct perf_event *vp_shared_get(const struct vcpuperf_event_desc *desc,
 	sh->inherit = inherit;
 	sh->event = event;
 	hash_add(vp_shared_table, &sh->node, key);
+	hash_add(vp_shared_where, &sh->tnode,
+		 (unsigned long)vp_shared_where_key(task, inherit));
 	*shp = sh;
 out_unlock:
 	mutex_unlock(&vp_shared_lock);
@@ -142,6 +162,7 @@ void vp_shared_put(struct vp_shared *sh)
 		return;
 	}
 	hash_del(&sh->node);
+	hash_del(&sh->tnode);
 	mutex_unlock(&vp_shared_lock);
 	perf_event_release_kernel(sh->event);
 	put_task_struct(sh->task);
@@ -151,26 +172,39 @@ void vp_shared_put(struct vp_shared *sh)
 /**
  * vp_shared_load() - what a thread asks of its PMU, from the registry
  * @task:	the thread
- * @load:	filled in: its hardware counters, the PMU's counters and
- *		rotation interval (from one of them), the users of the most
- *		shared one
+ * @load:	filled in: its hardware counters (those it inherited from a
+ *		process counter of its process among them), the PMU's
+ *		counters and rotation interval (from one of them), the users
+ *		of the most shared one
  *
- * Only vcpuperf's counters are seen: another perf user's, or the process
- * counters a thread inherited from its creator, are not.  Sleeps.
+ * Only vcpuperf's counters are seen: another perf user's are not.  Walks
+ * the counters of @task and of its process only.  Sleeps.
  */
 void vp_shared_load(struct task_struct *task, struct vcpuperf_pmu_load *load)
 {
+	const void *proc = vp_shared_where_key(task, true);
 	struct perf_event *hw = NULL;
 	struct vp_shared *sh;
-	u32 bkt;
 
 	memset(load, 0, sizeof(*load));
 	mutex_lock(&vp_shared_lock);
-	hash_for_each(vp_shared_table, bkt, sh, node) {
-		if (sh->task != task || !vp_is_pmu_event(sh->type))
+	hash_for_each_possible(vp_shared_where, sh, tnode,
+			       (unsigned long)task) {
+		if (sh->inherit || sh->task != task ||
+		    !vp_is_pmu_event(sh->type))
 			continue;
 		load->pmu_events++;
 		load->users = max(load->users, refcount_read(&sh->ref));
+		hw = hw ? hw : sh->event;
+	}
+	/* Process counters on it: its own or inherited from its creator. */
+	hash_for_each_possible(vp_shared_where, sh, tnode,
+			       (unsigned long)proc) {
+		if (!sh->inherit || sh->task->signal != task->signal ||
+		    !vp_is_pmu_event(sh->type) || !vp_event_on(sh->event, task))
+			continue;
+		load->pmu_events++;
+		load->inherited++;
 		hw = hw ? hw : sh->event;
 	}
 	if (hw) {

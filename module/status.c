@@ -5,17 +5,26 @@
  * reason of its last rejected command, its processes and its threads with
  * each counter's state and last values.
  *
+ * Whoever may open the file (CAP_SYS_ADMIN) sees every collection's
+ * summary, but a process or a thread, its id, name and counts, only if
+ * the file's opener could attach it (the check of an attach, access.c):
+ * the others are counted as not shown.
+ *
  * A collection's threads are copied under its lock and formatted after it
  * is released: their lines (a few thousand with hundreds of threads) take
  * milliseconds to format, more each time seq_file starts over with a larger
  * buffer, and a sampler due meanwhile would wait for the lock and skip
  * grid points.
  */
+#include <linux/fs.h>
 #include <linux/math64.h>
 #include <linux/mm.h>
+#include <linux/pid.h>
 #include <linux/sched.h>
+#include <linux/sched/task.h>
 #include <linux/seq_file.h>
 
+#include "access.h"
 #include "counter.h"
 #include "pass.h"
 #include "process.h"
@@ -49,6 +58,7 @@ struct vp_status_cnt {
 
 /* A thread's status lines: its own and @nr_events counters' from @first. */
 struct vp_status_thread {
+	bool hidden;
 	pid_t tid;
 	struct vcpuperf_target_id id;
 	char comm[VCPUPERF_COMM_LEN];
@@ -129,13 +139,15 @@ static void vp_status_copy_cnt(struct vp_status_cnt *d,
 }
 
 /* Copy @c's threads into @s; @c locked with room (vp_status_lock_room()). */
-static void vp_status_copy(struct vp_coll *c, struct vp_status_snap *s)
+static void vp_status_copy(struct vp_coll *c, struct vp_status_snap *s,
+			   const struct cred *cred)
 {
 	struct vp_status_thread *d = s->threads;
 	struct vp_target *t;
 	u32 ncnt = 0, i;
 
 	list_for_each_entry(t, &c->targets, node) {
+		d->hidden = vp_may_count(cred, t->task, t->tid, NULL, 0) != 0;
 		d->tid = t->tid;
 		d->id = t->id;
 		memcpy(d->comm, t->comm, sizeof(d->comm));
@@ -174,9 +186,13 @@ static void vp_status_threads(struct seq_file *m,
 			      const struct vp_status_snap *s)
 {
 	const struct vp_status_thread *t;
-	u32 i;
+	u32 i, hidden = 0;
 
 	for (t = s->threads; t < s->threads + s->nr_threads; t++) {
+		if (t->hidden) {
+			hidden++;
+			continue;
+		}
 		seq_printf(m, "tid %d pid %u vcpu %d comm \"%s\" by %s: %llu intervals, %llu ran, %llu with values\n",
 			   t->tid, t->id.pid, t->id.vcpu, t->comm,
 			   vp_kind_name(t->kind), t->seen, t->ran,
@@ -186,6 +202,23 @@ static void vp_status_threads(struct seq_file *m,
 		/* A sampler due gets the CPU between two threads. */
 		cond_resched();
 	}
+	if (hidden)
+		seq_printf(m, "  (%u threads not shown: this file's opener may not count them)\n",
+			   hidden);
+}
+
+/* May the opener of the status file (@cred) count @g's process? */
+static bool vp_status_group_shown(struct vp_group *g, const struct cred *cred)
+{
+	struct task_struct *leader = get_pid_task(g->pid, PIDTYPE_TGID);
+	bool shown;
+
+	/* Gone: nothing of it can be counted any more. */
+	if (!leader)
+		return true;
+	shown = !vp_may_count(cred, leader, g->nr, NULL, 0);
+	put_task_struct(leader);
+	return shown;
 }
 
 static void vp_status_reads(struct seq_file *m, struct vp_coll *c)
@@ -220,9 +253,11 @@ static void vp_status_owner(struct seq_file *m, struct vp_coll *c)
 
 static void vp_status_coll(struct seq_file *m, struct vp_coll *c)
 {
+	const struct cred *cred = m->file->f_cred;
 	struct vp_status_snap s = {};
 	char dur[VP_DURATION_LEN];
 	struct vp_group *g;
+	u32 hidden = 0;
 	int ret;
 
 	vp_status_owner(m, c);
@@ -248,6 +283,10 @@ static void vp_status_coll(struct seq_file *m, struct vp_coll *c)
 		seq_puts(m, "last_error: none\n");
 	seq_printf(m, "processes: %u\n", c->nr_groups);
 	list_for_each_entry(g, &c->groups, node) {
+		if (!vp_status_group_shown(g, cred)) {
+			hidden++;
+			continue;
+		}
 		seq_printf(m, "  %s=%d, %u events", vp_kind_name(g->kind),
 			   g->nr, g->nr_events);
 		if (g->proc)
@@ -255,6 +294,9 @@ static void vp_status_coll(struct seq_file *m, struct vp_coll *c)
 				   g->proc->nr);
 		seq_putc(m, '\n');
 	}
+	if (hidden)
+		seq_printf(m, "  (%u processes not shown: this file's opener may not count them)\n",
+			   hidden);
 	seq_printf(m, "targets: %u (limit %u)\n", c->nr_targets,
 		   c->mod->max_targets);
 	if (ret) {
@@ -263,7 +305,7 @@ static void vp_status_coll(struct seq_file *m, struct vp_coll *c)
 			   vp_errno_name(ret));
 		return;
 	}
-	vp_status_copy(c, &s);
+	vp_status_copy(c, &s, cred);
 	mutex_unlock(&c->lock);
 	vp_status_threads(m, &s);
 	vp_status_snap_free(&s);

@@ -5,13 +5,16 @@
  * sample, finished and detached records, counters released), and the
  * vCPU index a QEMU thread name gives.
  */
+#include <linux/cred.h>
 #include <linux/pid.h>
 #include <linux/pid_namespace.h>
 #include <linux/rcupdate.h>
+#include <linux/rwsem.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 
+#include "access.h"
 #include "counter.h"
 #include "process.h"
 #include "record.h"
@@ -54,6 +57,18 @@ int vp_parse_vcpu(const char *comm)
 	return n;
 }
 
+/* Free a target and what it references but its counters. */
+static void vp_target_put(struct vp_target *t)
+{
+	if (t->sr)
+		vp_selfread_kill(t->sr);
+	put_task_struct(t->task);
+	put_cred(t->cred);
+	put_pid_ns(t->ns);
+	kfree(t->idle_rec);
+	kfree(t);
+}
+
 /**
  * vp_target_new() - a target for a thread, listed by tid but not started
  * @c:		the collection, lock held
@@ -63,6 +78,8 @@ int vp_parse_vcpu(const char *comm)
  * @group:	its process's group, NULL for tid=
  * @descs:	events
  * @nr_events:	how many
+ * @cred:	the authority it is counted with (the target takes a
+ *		reference)
  *
  * Return: the target, ERR_PTR(-ESRCH) when the thread exited since it was
  * found, ERR_PTR(-EEXIST) when it is a target already, ERR_PTR(-ENOMEM).
@@ -72,7 +89,7 @@ struct vp_target *vp_target_new(struct vp_coll *c, struct task_struct *task,
 				enum vcpuperf_target_kind kind,
 				struct vp_group *group,
 				const struct vcpuperf_event_desc *descs,
-				u32 nr_events)
+				u32 nr_events, const struct cred *cred)
 {
 	struct vp_target *t;
 	char comm[TASK_COMM_LEN];
@@ -95,6 +112,8 @@ struct vp_target *vp_target_new(struct vp_coll *c, struct task_struct *task,
 	}
 	get_task_struct(task);
 	t->task = task;
+	t->cred = get_cred(cred);
+	t->ns = get_pid_ns(ns);
 	t->kind = kind;
 	t->group = group;
 	get_task_comm(comm, task);
@@ -113,14 +132,47 @@ struct vp_target *vp_target_new(struct vp_coll *c, struct task_struct *task,
 			      GFP_KERNEL);
 	ret = xa_insert(&c->by_tid, t->gtid, t, GFP_KERNEL);
 	if (ret) {
-		if (t->sr)
-			vp_selfread_kill(t->sr);
-		kfree(t->idle_rec);
-		put_task_struct(task);
-		kfree(t);
+		vp_target_put(t);
 		return ERR_PTR(ret);
 	}
 	return t;
+}
+
+/**
+ * vp_target_discard() - free a target vp_target_new() made, not started
+ * @c:		the collection, lock held
+ * @t:		the target: no counter, no record
+ */
+void vp_target_discard(struct vp_coll *c, struct vp_target *t)
+{
+	lockdep_assert_held(&c->lock);
+	xa_erase(&c->by_tid, t->gtid);
+	vp_target_put(t);
+}
+
+/*
+ * Make the counters of @t on its authority, checked under the thread's
+ * exec_update_lock until they exist (as perf_event_open() does): an exec
+ * that would change the thread's credentials waits, or has happened and
+ * is seen.  A thread the authority does not reach gets none: each is
+ * unavailable with EACCES (or EPERM).
+ */
+static void vp_target_counters(struct vp_target *t)
+{
+	struct task_struct *task = t->task;
+	int ret;
+	u32 i;
+
+	down_read(&task->signal->exec_update_lock);
+	ret = vp_may_count(t->cred, task, t->tid, NULL, 0);
+	for (i = 0; i < t->nr_events; i++) {
+		if (ret)
+			t->counters[i].error = -ret;
+		else
+			vp_counter_create(&t->counters[i], &t->events[i],
+					  task);
+	}
+	up_read(&task->signal->exec_update_lock);
 }
 
 /**
@@ -129,16 +181,17 @@ struct vp_target *vp_target_new(struct vp_coll *c, struct task_struct *task,
  * @t:		a target from vp_target_new()
  *
  * Queues started, and unavailable for each counter that could not be
- * created.
+ * created (every one when the target's authority does not reach the
+ * thread).
  */
 void vp_target_start(struct vp_coll *c, struct vp_target *t)
 {
 	u32 i;
 
 	lockdep_assert_held(&c->lock);
+	vp_target_counters(t);
 	t->idle_able = true;
 	for (i = 0; i < t->nr_events; i++) {
-		vp_counter_create(&t->counters[i], &t->events[i], t->task);
 		if (t->events[i].type == PERF_TYPE_TRACEPOINT ||
 		    !(vp_is_pmu_event(t->events[i].type) ||
 		      t->events[i].type == PERF_TYPE_SOFTWARE))
@@ -185,9 +238,8 @@ void vp_target_free(struct vp_coll *c, struct vp_target *t)
 	xa_erase(&c->by_tid, t->gtid);
 	list_del(&t->node);
 	c->nr_targets--;
-	put_task_struct(t->task);
-	kfree(t->idle_rec);
-	kfree(t);
+	t->sr = NULL;
+	vp_target_put(t);
 }
 
 /**

@@ -22,25 +22,33 @@
  *  2. vp_coll.lock (a mutex): serialises the collection's commands, its
  *     sampler's passes and its end; protects its target and group lists
  *     and every per-target field.
- *  3. the shared counters' registry (a mutex, shared.c): taken inside
+ *  3. a thread's signal->exec_update_lock (read): taken inside
+ *     vp_coll.lock from the authority check of a thread until its
+ *     counters exist (access.c), as perf_event_open() holds it.
+ *  4. the shared counters' registry (a mutex, shared.c): taken inside
  *     vp_coll.lock, and alone by a thread's task work that releases the
  *     counters of a target that ended while it read them.
- *  4. vp_ring.lock (a spinlock): taken inside vp_coll.lock by producers and
+ *  5. vp_ring.lock (a spinlock): taken inside vp_coll.lock by producers and
  *     alone by the reader, which never takes vp_coll.lock.
- *  5. vp_module.acct (a spinlock): the limit accounting, innermost, taken
+ *  6. vp_module.acct (a spinlock): the limit accounting, innermost, taken
  *     with or without the others.
+ * Nothing that may wait for a monitored process is done under
+ * vp_coll.lock: a QEMU's command line is read before it (process.c).
  * The self-read state (selfread.c) has its own spinlock and a module-wide
  * table of queued reads (vp_sr_lock), never held across another lock.
  *
  * Directions of calls: files (chardev, debugfs) -> control -> collection
  * -> sampler -> pass -> attach -> target -> sample -> selfread, counter
- * -> shared -> pmu; target, sample and process -> record -> ring; attach
- * and sampler -> process (whole-process counters).
+ * -> shared -> pmu; pass and attach -> exec -> attach (threads that
+ * exec'd, attached again); target, sample and process -> record -> ring;
+ * attach and sampler -> process (whole-process counters); attach, target,
+ * process and status -> access.
  */
 #ifndef _VCPUPERF_MODULE_H
 #define _VCPUPERF_MODULE_H
 
 #include <linux/atomic.h>
+#include <linux/idr.h>
 #include <linux/list.h>
 #include <linux/miscdevice.h>
 #include <linux/mutex.h>
@@ -55,6 +63,7 @@
 #include "counter.h"
 #include "ring.h"
 
+struct cred;
 struct dentry;
 struct pid;
 struct pid_namespace;
@@ -71,11 +80,20 @@ struct vp_selfread;
  * @nr:		pid as the writer named it
  * @nr_events:	events in @events
  * @flags:	VCPUPERF_ATTACH_* it was attached with
+ * @cred:	the authority it was attached with (the file's opener),
+ *		referenced: every thread counted for it is checked against it
+ * @exec_id:	the leader's self_exec_id when last looked at: an exec in
+ *		the process (which leaves one thread) changes it
+ * @excluded:	threads detached by a detach tid= command, by global tid
+ *		(their start time as value): a scan does not take them again
  * @proc:	its whole-process counters, NULL without process_totals
+ * @vm:		for qemu=: the VM name from its command line, "" for none
+ * @uuid:	for qemu=: the VM's UUID from its command line, "" for none
  * @events:	what each of its threads counts
  *
  * Every field is set before the group is listed and then only read, under
- * vp_coll.lock.
+ * vp_coll.lock, but for @exec_id, @excluded and @proc, which change under
+ * it.
  */
 struct vp_group {
 	struct list_head node;
@@ -85,7 +103,12 @@ struct vp_group {
 	pid_t nr;
 	u32 nr_events;
 	u32 flags;
+	const struct cred *cred;
+	u64 exec_id;
+	struct xarray excluded;
 	struct vp_proc *proc;
+	char vm[VCPUPERF_VM_NAME_LEN];
+	char uuid[VCPUPERF_UUID_LEN];
 	struct vcpuperf_event_desc events[VCPUPERF_MAX_EVENTS];
 };
 
@@ -94,6 +117,9 @@ struct vp_group {
  * @node:	in vp_coll.targets
  * @group:	the group it belongs to, NULL when attached by tid=
  * @task:	the thread, referenced
+ * @cred:	the authority it is counted with (vp_group.cred, or the
+ *		file's opener for tid=), referenced
+ * @ns:		pid namespace its ids are given in, referenced
  * @kind:	how it was attached
  * @gtid:	tid in the initial pid namespace (key of vp_coll.by_tid)
  * @id:		tid, pid and vCPU as the attaching writer sees them
@@ -117,9 +143,9 @@ struct vp_group {
  * @runtime_at_start: the thread's sum_exec_runtime once every counter
  *		existed (a pinned counter never enabled since it ran is in
  *		error state, even after its exit hid that state)
- * @proc_own:	its own counters count for its process's totals (a vCPU
- *		thread of a process_totals group, which holds no inherited
- *		counter: process.c)
+ * @proc_own:	events whose own counter counts for its process's totals
+ *		(a vCPU thread of a process_totals group, which holds no
+ *		inherited counter of that event: process.c)
  * @idle_able:	every event counts only while its thread runs (no
  *		tracepoint: those count for a thread woken by another)
  * @idle_known:	the last sample was a direct read of the thread off every
@@ -136,6 +162,8 @@ struct vp_target {
 	struct list_head node;
 	struct vp_group *group;
 	struct task_struct *task;
+	const struct cred *cred;
+	struct pid_namespace *ns;
 	enum vcpuperf_target_kind kind;
 	pid_t gtid;
 	struct vcpuperf_target_id id;
@@ -155,7 +183,7 @@ struct vp_target {
 	u64 self_pass;
 	u64 self_grid;
 	u64 runtime_at_start;
-	bool proc_own;
+	u32 proc_own;
 	bool idle_able;
 	bool idle_known;
 	unsigned long idle_csw;
@@ -214,20 +242,17 @@ struct vp_totals {
 
 /**
  * struct vp_module - the module: what exists once
- * @lock:	protects @collections and @next_id (lock order: see the top)
+ * @lock:	protects @collections and @ids (lock order: see the top)
  * @acct:	protects @nr_open and @ring_kb_used
  * @collections: every collection, the default one first
  * @nr_open:	collections owned by open /dev/vcpuperf files
  * @ring_kb_used: ring memory of every collection, KiB
- * @next_id:	id of the next collection created
+ * @ids:	ids of the collections on /dev/vcpuperf
  * @max_collections: limit of @nr_open (module parameter)
  * @ring_total_kb: limit of @ring_kb_used (module parameter)
  * @max_targets: threads one collection may sample (module parameter)
  * @ring_kb:	ring size of a new collection, KiB (module parameter)
  * @dflt:	the default collection (load-time parameters, debugfs)
- * @unloading:	module exit has begun: refuse opens and commands
- * @files_open:	open vcpuperf files, debugfs and device (files.c)
- * @files_wait:	unload waits here for them to be released
  * @dir:	debugfs directory
  * @misc:	/dev/vcpuperf
  */
@@ -237,15 +262,12 @@ struct vp_module {
 	struct list_head collections;
 	u32 nr_open;
 	u64 ring_kb_used;
-	u32 next_id;
+	struct idr ids;
 	u32 max_collections;
 	u64 ring_total_kb;
 	u32 max_targets;
 	u32 ring_kb;
 	struct vp_coll *dflt;
-	bool unloading;
-	atomic_t files_open;
-	wait_queue_head_t files_wait;
 	struct dentry *dir;
 	struct miscdevice misc;
 };
@@ -254,13 +276,15 @@ struct vp_module {
  * struct vp_coll - a collection: targets, sampling and their records
  * @node:	in vp_module.collections (vp_module.lock)
  * @mod:	the module
- * @id:		number, 0 for the default collection; unique while loaded
+ * @id:		number, 0 for the default collection; unique among the
+ *		collections that exist
  * @owner_pid:	tgid of the process that created it, 0 for the default
  * @owner_comm:	its name
  * @lock:	see the top of this file; protects every field below it
  *		except @ring and @reader_open, and all targets and groups
  * @targets:	sampled threads
  * @groups:	attached processes
+ * @restarts:	threads to attach again after an exec (exec.c)
  * @by_tid:	vp_target by global tid
  * @nr_targets:	entries in @targets
  * @nr_groups:	entries in @groups
@@ -294,6 +318,7 @@ struct vp_coll {
 	struct mutex lock;	/* see @lock above */
 	struct list_head targets;
 	struct list_head groups;
+	struct list_head restarts;
 	struct xarray by_tid;
 	u32 nr_targets;
 	u32 nr_groups;

@@ -52,6 +52,9 @@ cross="ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-"
 	make -C "$ARM64_KDIR" M="$build/kmod" $cross W=1 modules
 	make -C "$top/tools" O="$build/tool" CC=aarch64-linux-gnu-gcc LDFLAGS=-static
 	make -C "$top/tests/vmm" O="$build/vmm"
+	mkdir -p "$build/workload"
+	aarch64-linux-gnu-gcc -O2 -Wall -Wextra -Werror -pthread -static \
+		-o "$build/workload/workload" "$top/tests/workload/workload.c"
 	make -C "$top/tests/qemu-guest" O="$build/qemu-guest" BUSYBOX="$ARM64_BUSYBOX"
 	cp "$ARM64_KERNEL" "$build/qemu-guest/vmlinuz"
 } >"$out/build.log" 2>&1 || { tail -n 30 "$out/build.log"; echo "arm64-check: build failed"; exit 1; }
@@ -91,6 +94,7 @@ echo "arm64-check: built for $ARM64_KVER in $(($(date +%s) - t0)) s (DKMS: $(mod
 
 export VP_MODULE=$build/kmod/vcpuperf.ko VP_CAT=$build/tool/vcpuperf-cat \
 	VP_VMM=$build/vmm/vpvmm VP_GUEST_DIR=$build/qemu-guest \
+	VP_WORKLOAD=$build/workload/workload \
 	VP_DKMS_MODULE=$build/dkms-vcpuperf.ko
 bed=(--arch arm64 --kernel "$ARM64_KERNEL" --modules-dir "$ARM64_MODDIR"
 	--busybox "$ARM64_BUSYBOX" --root "$ARM64_ROOT" --mem 2048)

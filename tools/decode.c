@@ -270,7 +270,10 @@ static int vc_lifecycle(struct vc_decoder *d, const struct vcpuperf_rec *rec)
 		d->finished = true;
 	if (rec->tid)
 		t = vc_thread_find(&d->threads, rec->tid);
-	if (t && rec->type == VCPUPERF_REC_UNAVAILABLE)
+	/* A process counter of the thread leaves its own alone. */
+	if (t && rec->type == VCPUPERF_REC_UNAVAILABLE &&
+	    !(((const struct vcpuperf_unavailable *)rec)->flags &
+	      VCPUPERF_UNAVAILABLE_PROCESS))
 		vc_thread_unavailable(t, (const void *)rec);
 	rows = rec->tid ? (t ? t->rows : 0) : d->stats.rows;
 	d->sink->lifecycle(d->sink, rec, t, rows);

@@ -154,6 +154,9 @@ static void vc_unavailable(const struct vc_jsonl *out, const struct vc_tid *t,
 
 	vc_event_begin(out, "perf_unavailable", rec);
 	vc_event_id(out, rec, &u->id, t);
+	/* the thread's own counter, or its share of the per-VM totals */
+	json_key_str(w, "scope", u->flags & VCPUPERF_UNAVAILABLE_PROCESS ?
+		     "vm" : "thread");
 	/* "event" is the line's own name: the counter's is "counter" */
 	json_key_strn(w, "counter", u->name, VCPUPERF_NAME_LEN);
 	json_key_u64(w, "index", u->event);
@@ -182,13 +185,15 @@ static void vc_first_row(const struct vc_jsonl *out,
 }
 
 /*
- * "pmu_events":N,"pmu_counters":M|null,"collections":U,"rotate_ms":R|null:
- * what the thread asks of its PMU (0 counters or interval: not known).
+ * "pmu_events":N,"pmu_events_inherited":I,"pmu_counters":M|null,
+ * "collections":U,"rotate_ms":R|null: what the thread asks of its PMU (0
+ * counters or interval: not known).
  */
 static void vc_key_load(struct json_writer *w,
 			const struct vcpuperf_pmu_load *l)
 {
 	json_key_u64(w, "pmu_events", l->pmu_events);
+	json_key_u64(w, "pmu_events_inherited", l->inherited);
 	json_key(w, "pmu_counters");
 	json_opt_u64(w, l->pmu_counters, l->pmu_counters);
 	json_key_u64(w, "collections", l->users);

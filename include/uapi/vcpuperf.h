@@ -112,7 +112,7 @@
 #include <linux/types.h>
 
 #define VCPUPERF_MAGIC		0x46504356U	/* "VCPF" little endian */
-#define VCPUPERF_ABI_VERSION	3U
+#define VCPUPERF_ABI_VERSION	4U
 
 /* Compile-time limits, enforced with -E2BIG / -ENOSPC. */
 #define VCPUPERF_MAX_EVENTS	16	/* events per target */
@@ -236,6 +236,11 @@ enum vcpuperf_mux_cause {
 					 * (perf, the NMI watchdog, a guest
 					 * vPMU, pinned events)
 					 */
+	VCPUPERF_MUX_PROCESS_TOTALS,	/* they do with the process counters
+					 * of per-VM totals the thread
+					 * inherited (load.inherited), not
+					 * without
+					 */
 };
 
 /* Why a target stopped being sampled (vcpuperf_detached.reason). */
@@ -243,9 +248,20 @@ enum vcpuperf_detach_reason {
 	VCPUPERF_DETACH_COMMAND = 1,	/* detach command */
 	VCPUPERF_DETACH_EXITED,		/* thread exited */
 	VCPUPERF_DETACH_STOP,		/* stop command */
-	VCPUPERF_DETACH_UNLOAD,		/* module unloaded */
+	VCPUPERF_DETACH_UNLOAD,		/* module unloaded (not produced since
+					 * 0.4: rmmod is refused while a file
+					 * is open)
+					 */
 	VCPUPERF_DETACH_CLOSE,		/* collection's file closed */
+	VCPUPERF_DETACH_EXEC,		/* thread exec'd: took another tid, or
+					 * perf ended its counters (new
+					 * credentials); attached again as a
+					 * new target if the authority allows
+					 */
 };
+
+/* vcpuperf_unavailable.flags */
+#define VCPUPERF_UNAVAILABLE_PROCESS	(1U << 0)	/* a process counter */
 
 /* vcpuperf_sample.flags */
 #define VCPUPERF_SAMPLE_FIRST	(1U << 0)	/* first sample of this target */
@@ -394,7 +410,8 @@ struct vcpuperf_started {
  *		counts no more, and its bit is clear in later samples'
  *		counting_mask
  * @cause:	enum vcpuperf_cause, the likely reason
- * @reserved:	zero
+ * @flags:	VCPUPERF_UNAVAILABLE_PROCESS: the thread's process counter
+ *		(per-VM totals, process_totals) of the event, not its own
  * @name:	event name
  */
 struct vcpuperf_unavailable {
@@ -403,7 +420,7 @@ struct vcpuperf_unavailable {
 	__u32 event;
 	__s32 error;
 	__u32 cause;
-	__u32 reserved;
+	__u32 flags;
 	char name[VCPUPERF_NAME_LEN];
 };
 
@@ -432,18 +449,26 @@ struct vcpuperf_first_row {
  * struct vcpuperf_pmu_load - what a thread asks of its PMU, as the module
  *	sees it
  * @pmu_events:	hardware counters on the thread: one per event, whatever
- *		the collections that count it (they share it)
+ *		the collections that count it (they share it), and the
+ *		process counters of per-VM totals on it (@inherited)
  * @pmu_counters: counters the PMU has, general and fixed; 0 when unknown
  * @users:	collections using the thread's most shared counter
  * @rotate_ms:	the PMU's rotation interval (perf_event_mux_interval_ms):
  *		perf rotates multiplexed counters only at this timer, and
  *		only while the thread is on the CPU; 0 when unknown
+ * @inherited:	of @pmu_events, the process counters of per-VM totals
+ *		(process_totals) the thread holds: a thread created after
+ *		such an attach (a hot-plugged vCPU) inherits one per event
+ *		besides its own
+ * @reserved:	zero
  */
 struct vcpuperf_pmu_load {
 	__u32 pmu_events;
 	__u32 pmu_counters;
 	__u32 users;
 	__u32 rotate_ms;
+	__u32 inherited;
+	__u32 reserved;
 };
 
 /**

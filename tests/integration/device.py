@@ -17,7 +17,8 @@ import time
 
 from vptest import (Cat, TestFailure, Workload, by_tid, check,
                     control, delta, dev_control, dmesg_clean_since,
-                    dmesg_mark, load, open_errno, read_file, rmmod_under_cat,
+                    dmesg_mark, load, open_errno, read_file, rmmod_refused,
+                    rmmod_under_cat,
                     run_workload, sh, test, unload, DEBUGFS, DEVICE)
 from commands import BAD_COMMANDS
 
@@ -254,40 +255,47 @@ def tool_uses_own_collection():
 
 @test
 def rmmod_with_device_open():
-    """rmmod with a reader blocked on /dev/vcpuperf: it drains to EOF and
-    the module unloads.  A vcpuperf file held open without reading (an
-    O_WRONLY device fd, debugfs control or status) keeps unload waiting,
-    with /dev/vcpuperf already gone, until it is closed; then unload
-    completes with a clean log."""
+    """rmmod while vcpuperf-cat records through /dev/vcpuperf: refused at
+    once, the recording untouched (rmmod_under_cat()).  Any vcpuperf file
+    held open, read or not (an O_WRONLY device fd, one handed to uid 65534,
+    debugfs control or status), makes rmmod fail at once with "in use",
+    never wait: the file still works, and once it is closed rmmod goes
+    through with a clean log."""
     mark = dmesg_mark()
     rmmod_under_cat("devrmmod", 2, "task-clock,page-faults")
     check(not os.path.isdir("/sys/module/vcpuperf"), "module still loaded")
 
     for what, path, flags in (("device O_WRONLY", DEVICE, os.O_WRONLY),
+                              ("device held by uid 65534", DEVICE,
+                               os.O_RDWR),
                               ("debugfs control",
                                os.path.join(DEBUGFS, "control"), os.O_RDONLY),
                               ("debugfs status",
                                os.path.join(DEBUGFS, "status"), os.O_RDONLY)):
         load()
         fd = os.open(path, flags)
-        rm = subprocess.Popen(["rmmod", "vcpuperf"], stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True)
+        holder = None
         try:
-            time.sleep(1.5)
-            check(rm.poll() is None, "%s: rmmod did not wait (exit %s)" %
-                  (what, rm.poll()))
-            check(not os.path.exists(DEVICE), "%s: %s still there" %
-                  (what, DEVICE))
-            if path == DEVICE:
-                check(dev_control("interval 10ms", fd) == errno.ENODEV,
-                      "command during unload not refused with ENODEV")
+            if "65534" in what:
+                # handed to an unprivileged process; ours is closed
+                holder = subprocess.Popen(
+                    ["setpriv", "--reuid=65534", "--regid=65534",
+                     "--clear-groups", "--inh-caps=-all", "sleep", "600"],
+                    pass_fds=(fd,))
+                os.close(fd)
+                fd = None
+                time.sleep(0.3)
+            rmmod_refused(what)
+            check(os.path.exists(DEVICE), "%s: %s gone" % (what, DEVICE))
+            if path == DEVICE and fd is not None:
+                check(dev_control("interval 10ms", fd) == 0,
+                      "%s: a command after the refused rmmod failed" % what)
         finally:
-            os.close(fd)
-        try:
-            rm.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            rm.kill()
-            raise TestFailure("%s: rmmod still waits after close" % what)
-        check(rm.returncode == 0, "%s: rmmod: %s" % (what, rm.stdout.read()))
+            if fd is not None:
+                os.close(fd)
+            if holder:
+                holder.kill()
+                holder.wait()
+        unload()
         check(not os.path.isdir("/sys/module/vcpuperf"), "still loaded")
     dmesg_clean_since(mark)

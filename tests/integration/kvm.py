@@ -23,7 +23,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from vptest import (Cat, TestFailure, check, load, unload, sh,  # noqa: E402
+from vptest import (Cat, TestFailure, Workload, check, load,  # noqa: E402
+                    unload, sh,
                     dmesg_mark, dmesg_clean_since, perf_stat_enabled,
                     read_file, test, main,
                     REPO, OUT)
@@ -652,31 +653,83 @@ def pinned_beyond_counters():
 
 @test
 def rmmod_with_collections_on_running_vcpus():
-    """rmmod while two collections sample running vCPUs: both get their
-    final rows and perf_detached (unload), the VM runs on to its end, the
-    kernel log stays clean."""
+    """rmmod while two collections sample running vCPUs: refused at once
+    ("in use"), both recordings go on, each vCPU's guest instructions
+    exact in both to the end; once both have stopped rmmod goes through
+    and the kernel log stays clean."""
     mark = dmesg_mark()
     load()
-    vmm = Vmm("rmmod", ["loop:300000000"])
+    vmm = Vmm("rmmod", ["loop:30000000"])
     cats = [record("rmmod-%d" % i, vmm, "instructions:G,cycles",
                    interval="20ms") for i in range(2)]
-    vmm.go()
-    time.sleep(0.3)
-    t0 = time.time()
-    unload()
-    took = time.time() - t0
+    try:
+        vmm.go()
+        time.sleep(0.3)
+        t0 = time.time()
+        p = sh("rmmod vcpuperf", check_rc=False, timeout=60)
+        took = time.time() - t0
+        check(p.returncode != 0 and "in use" in p.stderr,
+              "rmmod under two recordings not refused: %d %r" %
+              (p.returncode, p.stderr))
+        check(os.path.isdir("/sys/module/vcpuperf"), "unloaded")
+        rep = finish(vmm, cats)
+    finally:
+        vmm.kill()
     for c in cats:
-        rc = c.wait(60)
-        check(rc == 0, "vcpuperf-cat exit %d: %s" % (rc, c.stderr))
-        det = c.events("perf_detached")
-        check(len(det) == 2 and all(e["reason"] == "unload" for e in det),
-              "perf_detached: %s" % det)
-        check(c.events("perf_finished"), "no perf_finished")
-    rep = vmm.wait()
-    check(all(v["finished"] for v in rep["vcpus"]), "the VM did not finish")
+        f = finals(c)
+        for v in rep["vcpus"]:
+            check(f[v["tid"]]["instructions:G"] == v["guest_instructions"],
+                  "%s: vCPU %s: %s, guest %d" %
+                  (c.rows_path, v["tid"], f[v["tid"]],
+                   v["guest_instructions"]))
+    unload()
     dmesg_clean_since(mark)
-    print("  rmmod took %.2f s with 2 collections on 2 running vCPUs" % took,
-          flush=True)
+    print("  rmmod refused in %.2f s with 2 collections on 2 running vCPUs; "
+          "both exact to the end, then unloaded" % took, flush=True)
+
+
+@test
+def late_vcpu_under_per_vm_says_why():
+    """A vCPU thread made after a --per-vm attach (a hot-plugged vCPU)
+    inherits the process counters of the thread that made it besides its
+    own: 4 host events ask 8 of the PMU's 7 counters.  Its records say so
+    (multiplexed_expected and multiplexed with 4 of 8 events inherited,
+    cause process_totals); the vCPU present at attach holds only its own 4
+    and is never multiplexed."""
+    load()
+    w = Workload("latevcpu", "--threads", "1", "--wait-go", "--burn-ms",
+                 "400", "--late-thread-ms", "200", "--hold-ms", "1500")
+    c = Cat("latevcpu", "--qemu", str(w.pid), "--per-vm", "--events",
+            "instructions:H,cycles:H,instructions:Hk,cycles:Hk",
+            "--interval", "50ms")
+    try:
+        c.wait_started(1)
+        w.go()
+        rep = w.wait()
+        time.sleep(0.3)
+    finally:
+        w.kill()
+        rc = c.stop()
+    check(rc == 0, "vcpuperf-cat exit %d: %s" % (rc, c.stderr))
+    early = [t["tid"] for t in rep["threads"] if t["vcpu"] == 0][0]
+    late = [t["tid"] for t in rep["threads"] if t["vcpu"] == 1][0]
+    exp = c.events("perf_multiplexed_expected")
+    mux = c.events("perf_multiplexed")
+    print("  multiplexed_expected: %s; multiplexed: %s" %
+          ([(e["tid"], e["pmu_events"], e["pmu_events_inherited"],
+             e["pmu_counters"]) for e in exp],
+           [(e["tid"], e["cause"], e["pmu_events"],
+             e["pmu_events_inherited"]) for e in mux]), flush=True)
+    check(not [e for e in exp + mux if e["tid"] == early],
+          "the vCPU present at attach multiplexed: %s" % (exp + mux))
+    le = [e for e in exp if e["tid"] == late]
+    check(le and le[0]["pmu_events"] == 8 and
+          le[0]["pmu_events_inherited"] == 4 and le[0]["pmu_counters"] == 7,
+          "late vCPU: multiplexed_expected %s" % le)
+    lm = [e for e in mux if e["tid"] == late]
+    check(lm and lm[0]["cause"] == "process_totals" and
+          lm[0]["pmu_events_inherited"] == 4,
+          "late vCPU: multiplexed %s" % lm)
 
 
 def wait_vcpu_threads(pid, n, timeout=120):

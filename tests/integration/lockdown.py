@@ -141,10 +141,11 @@ def tool_counts_through_the_device():
 
 @test
 def rmmod_with_device_reader():
-    """rmmod while vcpuperf-cat reads through /dev/vcpuperf: it drains to
-    EOF (detached, reason unload) and the module is gone."""
-    rmmod_under_cat("lockdown-rmmod", 1, "task-clock", settle=0.5,
-                    timeout=60)
+    """rmmod while vcpuperf-cat reads through /dev/vcpuperf: refused at
+    once, the recording counts on; once it has stopped the module is
+    gone."""
+    rmmod_under_cat("lockdown-rmmod", 1, "task-clock,page-faults",
+                    settle=0.5, timeout=60)
     check(not os.path.isdir("/sys/module/vcpuperf"), "module still loaded")
     check(not os.path.exists(DEVICE), "%s still there" % DEVICE)
 

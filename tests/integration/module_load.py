@@ -1,7 +1,7 @@
-"""Loading and unloading the module: rmmod with a blocked reader and
-attached threads (final records, EOF, a clean log, loadable again);
-insmod parameters that start a collection at load, and bad ones that
-leave nothing loaded."""
+"""Loading and unloading the module: rmmod while a recording runs (refused
+at once, the recording untouched; through once it has stopped, with a
+clean log, loadable again); insmod parameters that start a collection at
+load, and bad ones that leave nothing loaded."""
 
 import os
 import time
@@ -13,9 +13,10 @@ from vptest import (Cat, Workload, check, dmesg_clean_since,
 
 @test
 def rmmod_while_streaming():
-    """rmmod with a blocked reader and attached threads: the reader gets
-    the final records and EOF, every counter is released, the log is
-    clean and the module can be loaded again."""
+    """rmmod while vcpuperf-cat reads two attached threads: refused at once
+    ("in use"), the recording counts on exactly; once it has stopped (its
+    session's perf_finished read) rmmod goes through, every counter
+    released, the log clean, and the module loads again."""
     mark = dmesg_mark()
     c = rmmod_under_cat("rmmod", 2, "task-clock,page-faults,cycles")
     fin = [e for e in c.events("perf_finished") if e.get("scope") == "session"]

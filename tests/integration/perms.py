@@ -264,6 +264,62 @@ def attach_authority_is_the_openers():
           full["user"] == "ok", "root opener: %s" % full)
 
 
+
+@test
+def status_shows_what_its_reader_may_count():
+    """The status file shows a process or a thread (its id, name and
+    counts) only to a reader who could attach it: root recording uid
+    1000's process (pid=, and a tid= thread of root's own), the file
+    read by root with CAP_SYS_ADMIN alone (no CAP_SYS_PTRACE) lists
+    root's thread and says one thread and one process are not shown;
+    read by root, it lists all."""
+    load()
+    mine = subprocess.Popen(["sleep", "600"])
+    theirs = subprocess.Popen(["setpriv", "--reuid=1000", "--regid=1000",
+                               "--clear-groups", "sleep", "600"])
+    c = Cat("status-who", "--no-attach")
+    try:
+        time.sleep(0.2)
+        check(control("attach pid=%d events=task-clock" % theirs.pid) == 0,
+              "attach pid")
+        check(control("attach tid=%d events=task-clock" % mine.pid) == 0,
+              "attach tid")
+        time.sleep(0.3)
+        p = subprocess.run(["setpriv", "--bounding-set=-all,+sys_admin",
+                            "--inh-caps=-all", "cat",
+                            os.path.join(DEBUGFS, "status")],
+                           capture_output=True, text=True, timeout=60)
+        check(p.returncode == 0, "status as CAP_SYS_ADMIN only: %s" %
+              p.stderr)
+        reduced = p.stdout
+        full = read_file("status")
+        check(control("stop") == 0, "stop")
+        c.wait(timeout=30)
+    finally:
+        for t in (mine, theirs):
+            t.kill()
+            t.wait()
+        if c.proc.poll() is None:
+            c.proc.kill()
+            c.wait()
+
+    def listed(text, tid):
+        return any(ln.startswith("tid %d " % tid) for ln in text.split("\n"))
+    print("  CAP_SYS_ADMIN only: root's thread %s, uid 1000's %s; root: "
+          "%s, %s" % (listed(reduced, mine.pid), listed(reduced, theirs.pid),
+                      listed(full, mine.pid), listed(full, theirs.pid)))
+    check(listed(full, mine.pid) and listed(full, theirs.pid),
+          "root's status lacks a thread:\n" + full)
+    check(listed(reduced, mine.pid), "reduced status lacks root's "
+          "thread:\n" + reduced)
+    check(not listed(reduced, theirs.pid) and
+          "pid=%d" % theirs.pid not in reduced,
+          "reduced status shows uid 1000's process:\n" + reduced)
+    check("1 threads not shown" in reduced and
+          "1 processes not shown" in reduced,
+          "reduced status does not say what it leaves out:\n" + reduced)
+
+
 # ------------------------------------------------------- special targets
 
 def oracle(tid, proc="/proc"):

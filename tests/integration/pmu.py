@@ -195,7 +195,11 @@ def pmu_multiplexing_scaled():
               (100 * worst_edge))
         mux = c.events("perf_multiplexed")
         check(len(mux) == 1, "want one perf_multiplexed, got %d" % len(mux))
-        check(sorted(mux[0]["events"]) == sorted(evs), mux[0])
+        # the counters multiplexed in the first interval that had any (a
+        # short first interval may rotate only some; every row above is
+        # multiplexed in each of them)
+        check(mux[0]["events"] and set(mux[0]["events"]) <= set(evs),
+              mux[0])
         ratio = mux[0]["min_running_ratio"]
         check(0 < ratio < 1, "min_running_ratio %s" % ratio)
         print("  perf_multiplexed min_running_ratio %.3f" % ratio)

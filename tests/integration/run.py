@@ -30,6 +30,8 @@ FILES = (
     "selfread",         # how running threads are read
     "pmu",              # multiplexing and modifiers with the test PMU
     "per_vm",           # VM identity, whole-VM totals
+    "overlap",          # recordings of one process started at other times
+    "execs",            # threads that exec: a worker's, a setuid program
     "device",           # /dev/vcpuperf
 )
 

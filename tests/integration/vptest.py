@@ -27,7 +27,8 @@ import tap  # noqa: E402  (tests/tap.py)
 REPO = os.getcwd()
 MODULE = os.environ.get("VP_MODULE", os.path.join(REPO, "vcpuperf.ko"))
 CAT = os.environ.get("VP_CAT", os.path.join(REPO, "tools", "vcpuperf-cat"))
-WORKLOAD = os.path.join(REPO, "tests", "workload", "workload")
+WORKLOAD = os.environ.get("VP_WORKLOAD",
+                          os.path.join(REPO, "tests", "workload", "workload"))
 DEBUGFS = "/sys/kernel/debug/vcpuperf"
 DEVICE = "/dev/vcpuperf"
 OUT = os.environ.get("VP_OUT", "/tmp/out")
@@ -291,19 +292,21 @@ class Workload:
 class Cat:
     """vcpuperf-cat in the background, writing rows and events to files."""
 
-    def __init__(self, name, *args, outdir=OUT):
+    def __init__(self, name, *args, outdir=OUT, prefix=()):
         """Start vcpuperf-cat @args, its rows and events in @outdir (by
         default the host's shared directory, 9p: a write there is a round
-        trip to the host, which a timing test may not want to measure)."""
+        trip to the host, which a timing test may not want to measure),
+        under the command @prefix if any (setpriv ..., to open the device
+        with fewer privileges)."""
         self.rows_path = os.path.join(outdir, name + ".rows.jsonl")
         self.events_path = os.path.join(outdir, name + ".events.jsonl")
         for p in (self.rows_path, self.events_path):
             if os.path.exists(p):
                 os.unlink(p)
         self.proc = subprocess.Popen(
-            [CAT, "-o", self.rows_path, "--events-out", self.events_path] +
-            list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True)
+            list(prefix) + [CAT, "-o", self.rows_path, "--events-out",
+                            self.events_path] + list(args),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     def wait_started(self, n=1, timeout=30):
         """Wait for n perf_started events."""
@@ -757,26 +760,70 @@ def is_signed(path):
         return f.read() == b"~Module signature appended~\n"
 
 
+# rmmod refused because a vcpuperf file is open returns at once: the
+# kernel does not wait for the module's users (delete_module() fails with
+# EWOULDBLOCK, "in use").  Seconds allowed under TCG.
+RMMOD_REFUSED_S = 5.0
+
+
+def rmmod_refused(what):
+    """rmmod vcpuperf while something holds a vcpuperf file: it must fail
+    at once with "in use" and leave the module loaded.  Returns the
+    seconds it took."""
+    t0 = time.time()
+    p = sh("rmmod vcpuperf", check_rc=False, timeout=60)
+    took = time.time() - t0
+    check(p.returncode != 0 and "in use" in p.stderr,
+          "%s: rmmod not refused as in use: exit %d, %r" %
+          (what, p.returncode, p.stderr))
+    check(module_loaded(), "%s: module gone after a refused rmmod" % what)
+    check(took < RMMOD_REFUSED_S, "%s: refused rmmod took %.1f s" %
+          (what, took))
+    return took
+
+
 def rmmod_under_cat(name, threads, events, settle=1.0, timeout=30):
-    """Load the module, count a held workload of @threads threads with
-    @events every 20 ms through vcpuperf-cat, and after @settle seconds
-    rmmod the module under it: vcpuperf-cat must drain to EOF and exit 0,
-    each thread detached with reason 'unload'.  Returns the Cat."""
+    """Load the module, count a workload of @threads threads with @events
+    every 20 ms through vcpuperf-cat, and after @settle seconds rmmod the
+    module under it: refused at once ("in use"), the recording goes on
+    untouched (its threads' page faults over their work, done after the
+    refused rmmod, equal what each thread read from /proc; no record
+    lost), and once vcpuperf-cat has stopped (SIGINT: final rows,
+    perf_finished, detached with reason 'stop') rmmod goes through.
+    Returns the Cat."""
     load()
-    w = Workload(name, "--threads", str(threads), "--hold-ms", "20000")
+    pages = 2000
+    w = Workload(name, "--threads", str(threads), "--wait-go", "--pages",
+                 str(pages), "--hold-ms", "500")
     c = Cat(name, "--qemu", str(w.pid), "--events", events,
             "--interval", "20ms")
     try:
         c.wait_started(threads, timeout=timeout)
         time.sleep(settle)
-        sh("rmmod vcpuperf", timeout=60)
-        rc = c.wait(timeout=30)
+        took = rmmod_refused(name)
+        w.go()
+        rep = w.wait()
+        time.sleep(0.2)
+        rc = c.stop()
     finally:
         w.kill()
     check(rc == 0, "vcpuperf-cat exit %d: %s" % (rc, c.stderr))
     det = c.events("perf_detached")
-    check(len(det) == threads and
-          all(e["reason"] == "unload" for e in det), "detached: %s" % det)
+    check(len(det) == threads and all(e["reason"] in ("stop", "exited")
+                                      for e in det), "detached: %s" % det)
+    check(not c.events("perf_seq_gap"), "records lost: %s" %
+          c.events("perf_seq_gap"))
+    rows = by_tid(c.rows())
+    for th in rep["threads"]:
+        pf = sum(r["page_faults"] or 0 for r in rows.get(th["tid"], []))
+        opf = delta(th, "minflt") + delta(th, "majflt")
+        check(opf >= pages and opf <= pf <= opf + 100,
+              "tid %d: page_faults %d after the refused rmmod, /proc says "
+              "%d" % (th["tid"], pf, opf))
+    unload()
+    print("  rmmod refused in %.2f s while vcpuperf-cat recorded; the "
+          "recording counted on; rmmod went through after its stop" % took,
+          flush=True)
     return c
 
 

@@ -2,11 +2,13 @@
 /*
  * KUnit suite vcpuperf_collection: a collection's life on a private module
  * state: vp_control_apply() end to end, the lifecycle state machine fed
- * made-up values, open files and the stream's one reader during unload,
+ * made-up values, the stream's one reader,
  * collections independent, limited, ended and destroyed, and a ring that
  * changes size with records queued.
  */
 #include <kunit/test.h>
+#include <linux/capability.h>
+#include <linux/cred.h>
 #include <linux/delay.h>
 #include <linux/mutex.h>
 #include <linux/sched.h>
@@ -15,7 +17,7 @@
 
 #include "../../module/collection.h"
 #include "../../module/control.h"
-#include "../../module/files.h"
+#include "../../module/access.h"
 #include "../../module/record.h"
 #include "../../module/ring.h"
 #include "../../module/sample.h"
@@ -170,18 +172,20 @@ static struct vp_target *vpk_fake_target(struct kunit *test, u32 tid,
  * first_row, multiplexed once, no_counters after exactly
  * VCPUPERF_NO_COUNTERS_INTERVALS intervals in which the thread ran,
  * never for a thread that did not run, not hidden by a software event
- * that counts, and task_exited with final counts.
+ * that counts, and task_exited with final counts (a thread that exited:
+ * not for counters an exec ended).
  */
 static void vpk_lifecycle(struct kunit *test)
 {
 	struct vp_coll *vp = vpk_coll_new(test, false);
+	struct vpk_worker *w = vpk_worker_new(test, 0, 0, 0, false);
 	const struct vcpuperf_rec *r[VPK_MAX_RECS];
 	const struct vcpuperf_multiplexed *mx;
 	const struct vcpuperf_first_row *fr;
 	const struct vcpuperf_task_exited *te;
 	const struct vcpuperf_no_counters *nc;
 	const struct vcpuperf_sample *smp;
-	struct vp_target *t, *t2, *t3, *t4;
+	struct vp_target *t, *t2, *t3, *t4, *t5;
 	u64 v[6];
 	u8 *buf;
 	int n, i;
@@ -236,7 +240,25 @@ static void vpk_lifecycle(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, n, 1);
 	KUNIT_EXPECT_EQ(test, r[0]->type, VCPUPERF_REC_SAMPLE);
 
+	/*
+	 * Both counters saw their thread's end while it lives on: an exec
+	 * that changed its credentials (exec.c ends the target): a final
+	 * sample and no task_exited.
+	 */
+	t5 = vpk_fake_target(test, 46, 1);
+	v[0] = 9;
+	v[1] = 90;
+	v[2] = 90;
+	KUNIT_EXPECT_TRUE(test, vpk_feed(vp, t5, v, 0x1, 0x1));
+	n = vpk_drain(test, vp, buf, 64 * 1024, r);
+	KUNIT_ASSERT_EQ(test, n, 2);
+	smp = (const void *)r[0];
+	KUNIT_EXPECT_TRUE(test, smp->flags & VCPUPERF_SAMPLE_FINAL);
+	KUNIT_EXPECT_EQ(test, r[1]->type, VCPUPERF_REC_FIRST_ROW);
+
 	/* Both counters saw the exit: final sample, then task_exited. */
+	vpk_worker_stop(w);
+	t->task = w->task;
 	v[0] = 310;
 	v[1] = 3100;
 	v[2] = 3100;
@@ -333,19 +355,15 @@ static void vpk_lifecycle(struct kunit *test)
 }
 
 /* ------------------------------------------------------------------ */
-/* Open files: one stream reader, unload refuses opens and waits       */
+/* Open files: one stream reader                                       */
 
 static void vpk_files_and_reader(struct kunit *test)
 {
-	struct vpk_ctx *ctx = test->priv;
 	struct vp_coll *vp = vpk_coll_new(test, false);
-	struct vp_module *mod = &ctx->mod;
 	struct vp_reader *r, *r2;
 
-	/* The KUnit thread is root: perfmon_capable(). */
-	KUNIT_ASSERT_EQ(test, vp_file_get(mod), 0);
-	KUNIT_ASSERT_EQ(test, vp_file_get(mod), 0);
-	KUNIT_EXPECT_EQ(test, atomic_read(&mod->files_open), 2);
+	/* The KUnit thread is root: CAP_SYS_ADMIN. */
+	KUNIT_EXPECT_EQ(test, vp_may_open(), 0);
 
 	r = vp_reader_open(vp);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, r);
@@ -356,20 +374,6 @@ static void vpk_files_and_reader(struct kunit *test)
 	r = vp_reader_open(vp);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, r);
 	vp_reader_close(r);
-
-	/* Unload begun: opens are refused and leave the count alone. */
-	smp_store_mb(mod->unloading, true);
-	KUNIT_EXPECT_EQ(test, vp_file_get(mod), -ENODEV);
-	KUNIT_EXPECT_EQ(test, atomic_read(&mod->files_open), 2);
-	KUNIT_EXPECT_EQ(test, vp_control_apply(vp, NULL, "interval 5ms", 12),
-			-ENODEV);
-	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(vp_coll_create(mod, false)),
-			-ENODEV);
-	vp_file_put(mod);
-	vp_file_put(mod);
-	KUNIT_EXPECT_EQ(test, atomic_read(&mod->files_open), 0);
-	vp_files_wait(mod);	/* returns at once: nothing open */
-	WRITE_ONCE(mod->unloading, false);
 }
 
 /* ------------------------------------------------------------------ */
@@ -469,12 +473,82 @@ static void vpk_collections(struct kunit *test)
 	ta = xa_load(&a->by_tid, task_pid_nr(w->task));
 	KUNIT_ASSERT_NOT_NULL(test, ta);
 	KUNIT_EXPECT_EQ(test, vp_shared_users(ta->counters[0].sh), 1U);
+}
 
-	/* Ended (unload): final records and end of file, commands refused. */
-	vp_coll_end(a, VCPUPERF_DETACH_UNLOAD);
-	KUNIT_EXPECT_TRUE(test, a->ring.ended);
-	KUNIT_EXPECT_EQ(test, a->nr_targets, 0U);
-	KUNIT_EXPECT_EQ(test, vp_control_apply(a, NULL, "interval 5ms", 12), -ENODEV);
+/*
+ * Collection ids: never 0 (the default collection's), unique among the
+ * collections that exist, and a closed one's not given again at once.
+ */
+static void vpk_collection_ids(struct kunit *test)
+{
+	struct vpk_ctx *ctx = test->priv;
+	struct vp_coll *a, *b, *c;
+	u32 gone;
+
+	vpk_coll_new(test, false);
+	a = vp_coll_create(&ctx->mod, false);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, a);
+	b = vp_coll_create(&ctx->mod, false);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, b);
+	KUNIT_EXPECT_NE(test, a->id, 0U);
+	KUNIT_EXPECT_NE(test, b->id, 0U);
+	KUNIT_EXPECT_NE(test, a->id, b->id);
+	KUNIT_EXPECT_NE(test, a->id, ctx->vp->id);
+	gone = a->id;
+	vp_coll_destroy(a);
+	c = vp_coll_create(&ctx->mod, false);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, c);
+	KUNIT_EXPECT_NE(test, c->id, gone);
+	KUNIT_EXPECT_NE(test, c->id, b->id);
+	KUNIT_EXPECT_NE(test, c->id, 0U);
+	vp_coll_destroy(b);
+	vp_coll_destroy(c);
+}
+
+/*
+ * The authority of an attach is the opener's credentials, kept and
+ * checked for every thread: without CAP_SYS_ADMIN nothing (-EPERM);
+ * another uid without CAP_SYS_PTRACE may not count root's thread
+ * (-EACCES), and its attach changes nothing; root's may.
+ */
+static void vpk_authority(struct kunit *test)
+{
+	struct vp_coll *vp = vpk_coll_new(test, false);
+	struct vpk_worker *w = vpk_worker_new(test, 0, 0, 0, true);
+	const struct cred *old;
+	struct cred *noadmin, *other;
+	char cmd[64];
+	int n, ret;
+
+	noadmin = prepare_creds();
+	other = prepare_creds();
+	KUNIT_ASSERT_NOT_NULL(test, noadmin);
+	KUNIT_ASSERT_NOT_NULL(test, other);
+	cap_lower(noadmin->cap_effective, CAP_SYS_ADMIN);
+	other->uid = KUIDT_INIT(1000);
+	other->euid = KUIDT_INIT(1000);
+	other->suid = KUIDT_INIT(1000);
+	other->fsuid = KUIDT_INIT(1000);
+	cap_lower(other->cap_effective, CAP_SYS_PTRACE);
+
+	KUNIT_EXPECT_EQ(test, vp_may_count(noadmin, w->task, 0, NULL, 0),
+			-EPERM);
+	KUNIT_EXPECT_EQ(test, vp_may_count(other, w->task, 0, NULL, 0),
+			-EACCES);
+	KUNIT_EXPECT_EQ(test, vp_may_count(current_cred(), w->task, 0, NULL,
+					   0), 0);
+
+	n = scnprintf(cmd, sizeof(cmd), "attach tid=%d events=task-clock",
+		      task_pid_nr(w->task));
+	old = override_creds(other);
+	ret = vp_control_apply(vp, NULL, cmd, n);
+	revert_creds(old);
+	KUNIT_EXPECT_EQ(test, ret, -EACCES);
+	KUNIT_EXPECT_EQ(test, vp->nr_targets, 0U);
+	KUNIT_EXPECT_EQ(test, vp_control_apply(vp, NULL, cmd, n), 0);
+	KUNIT_EXPECT_EQ(test, vp->nr_targets, 1U);
+	put_cred(noadmin);
+	put_cred(other);
 }
 
 #define VPK_REC_SIZE	1024
@@ -584,6 +658,8 @@ static struct kunit_case vpk_collection_cases[] = {
 	KUNIT_CASE(vpk_lifecycle),
 	KUNIT_CASE(vpk_files_and_reader),
 	KUNIT_CASE(vpk_collections),
+	KUNIT_CASE(vpk_collection_ids),
+	KUNIT_CASE(vpk_authority),
 	KUNIT_CASE(vpk_ring_changes),
 	{}
 };

@@ -84,14 +84,11 @@ static void vpk_read_kthread(struct kunit *test)
 static void vpk_selfread_alone(struct kunit *test)
 {
 	struct vp_selfread *sr = vp_selfread_new();
-	struct vcpuperf_count vals[1];
-	u64 a, b, c2;
-	u32 ex;
+	struct vp_reading r;
 
 	KUNIT_ASSERT_NOT_NULL(test, sr);
 	KUNIT_EXPECT_TRUE(test, vp_selfread_done(sr, 1));
-	KUNIT_EXPECT_FALSE(test, vp_selfread_take(sr, 1, vals, &ex, &a, &b,
-						  &c2));
+	KUNIT_EXPECT_FALSE(test, vp_selfread_take(sr, 1, &r));
 	KUNIT_EXPECT_EQ(test, vp_selfread_cpu_ns(sr), 0ULL);
 	vp_selfread_kill(sr);	/* freed: kmemleak would say otherwise */
 }

@@ -185,6 +185,8 @@ void vpk_exit(struct kunit *test)
 	vp_counter_release(&ctx->umh_counter);
 	if (ctx->vp)
 		vp_coll_destroy(ctx->vp);
+	if (ctx->mod_ready)
+		vp_module_teardown(&ctx->mod);
 	for (i = 0; i < VPK_MAX_WORKERS; i++)
 		vpk_worker_put(&ctx->workers[i]);
 	if (ctx->ring.buf)

@@ -12,6 +12,7 @@ Run from the repository root:  python3 tests/tool/test_decode.py
 
 import json
 import os
+import re
 import signal
 import struct
 import subprocess
@@ -30,7 +31,17 @@ TOOL = os.path.join(ROOT, "tools", "vcpuperf-cat")
 
 # ---- uapi constants (include/uapi/vcpuperf.h) ------------------------------
 MAGIC = 0x46504356
-ABI = 3
+
+
+def uapi_abi():
+    """VCPUPERF_ABI_VERSION, read from the uapi header: its one home (the
+    layouts below are written out independently, to check the code)."""
+    with open(os.path.join(ROOT, "include", "uapi", "vcpuperf.h")) as f:
+        m = re.search(r"#define VCPUPERF_ABI_VERSION\s+(\d+)U?", f.read())
+    return int(m.group(1))
+
+
+ABI = uapi_abi()
 MAX_EVENTS = 16
 NAME_LEN = 48
 COMM_LEN = 16
@@ -43,8 +54,9 @@ VM_NAME_LEN, UUID_LEN = 128, 40
 KIND_TID, KIND_PID, KIND_QEMU = 1, 2, 3
 MOD_U, MOD_K, MOD_G, MOD_H, MOD_D = 1, 2, 4, 8, 16
 CAUSE_NO_PMU, CAUSE_NEVER_COUNTED, CAUSE_STARVED = 1, 9, 12
-MUX_MORE_EVENTS, MUX_PMU_SHARED = 1, 2
-DETACH_EXITED, DETACH_STOP = 2, 3
+MUX_MORE_EVENTS, MUX_PMU_SHARED, MUX_PROCESS_TOTALS = 1, 2, 3
+UNAVAILABLE_PROCESS = 1
+DETACH_EXITED, DETACH_STOP, DETACH_EXEC = 2, 3, 6
 SAMPLE_FIRST, SAMPLE_FINAL = 1, 2
 
 # perf_event.h
@@ -70,7 +82,7 @@ DEFAULT_KEYS = ["cycles", "instructions", "cache_references", "cache_misses",
 REC_FMT = "=HHIQQQ"         # struct vcpuperf_rec, 32 bytes
 ID_FMT = "Ii"               # struct vcpuperf_target_id
 COUNT_FMT = "QQQ"           # struct vcpuperf_count
-LOAD_FMT = "IIII"           # struct vcpuperf_pmu_load
+LOAD_FMT = "IIIIII"         # struct vcpuperf_pmu_load
 
 
 def pad8(b):
@@ -133,9 +145,10 @@ class Stream:
             body += struct.pack("=" + COUNT_FMT, *c)
         return self._put(SAMPLE, tid, body)
 
-    def unavailable(self, tid, index, name, error, cause, pid=100, vcpu=0):
+    def unavailable(self, tid, index, name, error, cause, pid=100, vcpu=0,
+                    flags=0):
         body = struct.pack("=" + ID_FMT + "IiII48s", pid, vcpu, index, error,
-                           cause, 0, name.encode())
+                           cause, flags, name.encode())
         return self._put(UNAVAILABLE, tid, body)
 
     def first_row(self, tid, populated, pmask, cmask, nr, pid=100, vcpu=0):
@@ -144,13 +157,13 @@ class Stream:
         return self._put(FIRST_ROW, tid, body)
 
     def multiplexed(self, tid, mask, ppm, pid=100, vcpu=0, cause=0,
-                    load=(0, 0, 0, 0)):
+                    load=(0, 0, 0, 0, 0, 0)):
         body = struct.pack("=" + ID_FMT + "IIII" + LOAD_FMT, pid, vcpu, mask,
                            ppm, cause, 0, *load)
         return self._put(MULTIPLEXED, tid, body)
 
     def no_counters(self, tid, seen, ran, cmask, pid=100, vcpu=0,
-                    cause=None, ran_ns=0, load=(0, 0, 0, 0)):
+                    cause=None, ran_ns=0, load=(0, 0, 0, 0, 0, 0)):
         body = struct.pack("=" + ID_FMT + "QQIIQ" + LOAD_FMT, pid, vcpu, seen,
                            ran, CAUSE_NEVER_COUNTED if cause is None
                            else cause, cmask, ran_ns, *load)
@@ -354,23 +367,30 @@ class TestProcess(ToolCase):
         thread's perf_no_counters says starved."""
         s = Stream()
         s.started(7, events=SW_EVENTS, vcpu=0)
-        s.mux_expected(7, (9, 7, 2, 4))
+        s.mux_expected(7, (9, 7, 2, 4, 0, 0))
         s.multiplexed(7, 0b01, 500000, cause=MUX_MORE_EVENTS,
-                      load=(9, 7, 2, 4))
+                      load=(9, 7, 2, 4, 0, 0))
         s.started(8, events=SW_EVENTS, vcpu=1)
         s.multiplexed(8, 0b10, 250000, vcpu=1, cause=MUX_PMU_SHARED,
-                      load=(3, 0, 1, 0))
+                      load=(3, 0, 1, 0, 0, 0))
         s.no_counters(8, 10, 10, 0b11, vcpu=1, cause=CAUSE_STARVED,
-                      ran_ns=90000, load=(9, 7, 2, 4))
+                      ran_ns=90000, load=(9, 7, 2, 4, 0, 0))
+        s.started(9, events=SW_EVENTS, vcpu=2)
+        s.multiplexed(9, 0b11, 400000, vcpu=2, cause=MUX_PROCESS_TOTALS,
+                      load=(8, 7, 1, 4, 4, 0))
         self.assertEqual(self.replay(s), 0, self.err)
         exp = self.ev("perf_multiplexed_expected")
         self.assertEqual([(e["tid"], e["pmu_events"], e["pmu_counters"],
-                           e["collections"], e["rotate_ms"]) for e in exp],
-                         [(7, 9, 7, 2, 4)])
+                           e["collections"], e["rotate_ms"],
+                           e["pmu_events_inherited"]) for e in exp],
+                         [(7, 9, 7, 2, 4, 0)])
         mux = {e["tid"]: e for e in self.ev("perf_multiplexed")}
         self.assertEqual(mux[7]["cause"], "more_events_than_counters")
         self.assertEqual((mux[8]["cause"], mux[8]["pmu_counters"],
                           mux[8]["rotate_ms"]), ("pmu_shared", None, None))
+        self.assertEqual((mux[9]["cause"], mux[9]["pmu_events"],
+                          mux[9]["pmu_events_inherited"]),
+                         ("process_totals", 8, 4))
         nc = self.ev("perf_no_counters")[0]
         self.assertEqual((nc["reason"], nc["ran_ns_per_interval"],
                           nc["pmu_events"], nc["pmu_counters"]),
@@ -746,6 +766,31 @@ class TestRows(ToolCase):
         u = [e for e in self.events if e["event"] == "perf_unavailable"][0]
         self.assertIsNone(u["errno"])
         self.assertEqual(u["reason"], "pinned_no_slot")
+
+    def test_unavailable_scope(self):
+        """A process counter of a thread that could not be made (scope
+        vm) leaves the thread's own counter, and its rows, alone; a
+        thread's own says scope thread.  An exec's detach says exec."""
+        s = Stream()
+        s.started(7, events=SW_EVENTS)
+        s.unavailable(7, 0, "page-faults", 13, 4, flags=UNAVAILABLE_PROCESS)
+        s.started(8, events=SW_EVENTS, vcpu=1)
+        s.unavailable(8, 0, "page-faults", 13, 4, vcpu=1)
+        for t, mask in ((7, 0b11), (8, 0b10)):
+            s.sample(t, [(5, 10, 10), (10, 10, 10)], mask=mask)
+            s.sample(t, [(9, 20, 20), (20, 20, 20)], mask=mask)
+        s.detached(7, DETACH_EXEC)
+        self.assertEqual(self.replay(s), 0, self.err)
+        un = {e["tid"]: e for e in self.ev("perf_unavailable")}
+        self.assertEqual((un[7]["scope"], un[7]["reason"], un[7]["errno"]),
+                         ("vm", "access_denied", "EACCES"))
+        self.assertEqual(un[8]["scope"], "thread")
+        rows = {}
+        for r in self.rows:
+            rows.setdefault(r["tid"], []).append(r["page_faults"])
+        self.assertEqual(rows[7][-1], 4)
+        self.assertIsNone(rows[8][-1])
+        self.assertEqual(self.ev("perf_detached")[0]["reason"], "exec")
 
     def test_tracepoint_key_and_novcpu(self):
         s = Stream()
