@@ -315,26 +315,27 @@ def eight_collections_keep_their_grids():
     together (three at 10 ms, three at 100 ms) against 2x what the single
     collection's p99 may be at 95% confidence (p99_upper(): a p99 read
     off 300 rows is one of their three latest, whichever a stall made
-    so), times the factor.  Printed only: at 1 s (30 rows alone, 60
-    mixed) the "p99" is the latest row, one TCG stall; and each
-    collection's own p99, which under TCG one collection in 8 runs had
-    past 2x (18% of its rows beyond where its neighbours had 2-3%, for
-    the whole run: its grid points falling with another's, it looks
-    like; README, known problems)."""
+    so), times the factor.  Printed only: each collection's own p99,
+    which under TCG one collection in 8 runs had past 2x (18% of its rows
+    beyond where its neighbours had 2-3%, for the whole run: its grid
+    points falling with another's, it looks like; README, known
+    problems).  At 1 s only the mean interval is checked (30 rows in 30
+    s, 60 mixed: a "p99" of so few is the latest row, one TCG stall), so
+    no single collection runs alone at 1 s."""
     load()
     w = Workload("grid", "--threads", "1", "--hold-ms", "240000")
     seconds = 30
     local = tempfile.mkdtemp(prefix="vp-grid-")
     try:
         before, after = {}, {}
-        for ms in (10, 100, 1000):
+        for ms in (10, 100):
             before[ms] = run_grid("alone%d" % ms, [ms], w.tids[0],
                                   seconds / 2, local)
         mixed = [10, 10, 10, 100, 100, 100, 1000, 1000]
         # long enough for 30 points at 1 s
         together, ref_mixed = run_grid("mixed", mixed, w.tids[0], seconds,
                                        local)
-        for ms in (10, 100, 1000):
+        for ms in (10, 100):
             after[ms] = run_grid("after%d" % ms, [ms], w.tids[0],
                                  seconds / 2, local)
     finally:
@@ -359,17 +360,22 @@ def eight_collections_keep_their_grids():
     print("  mixed: sleeper p99 %.3f ms" % (ref_mixed_p99 / MS))
     pooled = {}
     for i, (ms, mean, late, n, missed) in sorted(together.items()):
-        base, mine = alone[ms], p99(late)
+        base, mine = alone.get(ms), p99(late)
         pooled.setdefault(ms, []).extend(late)
         print("  mixed %4d ms (#%d): grid %.4f ms (%+.4f%%), p99 lateness "
               "%.3f ms (%.2fx alone, machine's factor %.2f: %.2fx), %d rows, "
               "%d grid points missed" %
               (ms, i, mean / MS, 100.0 * (mean - ms * MS) / (ms * MS),
-               mine / MS, mine / base if base else 0, factor[ms],
+               mine / MS, mine / base if base else 0, factor.get(ms, 1.0),
                mine / base / factor[ms] if base else 0, n, missed))
         check(abs(mean - ms * MS) <= 0.001 * ms * MS,
               "#%d %d ms: mean interval %.4f ms" % (i, ms, mean / MS))
     for ms, late in sorted(pooled.items()):
+        if ms not in alone:
+            print("  mixed %4d ms, all together: p99 lateness %.3f ms over %d "
+                  "rows; only the mean interval is checked" %
+                  (ms, p99(late) / MS, len(late)))
+            continue
         base, mine = alone[ms], p99(late)
         print("  mixed %4d ms, all together: p99 lateness %.3f ms over %d "
               "rows (%.2fx alone, machine's factor %.2f: %.2fx)" %
@@ -575,16 +581,18 @@ def ring_follows_the_stream():
     of the stream (measured here from the records the module produced,
     times their size) and a 1.5 s stall of the reader then loses nothing;
     the same stall with a fixed small ring drops records (counted); with no
-    ring memory left the tool says so in one line and goes on."""
+    ring memory left the tool says so in one line and goes on.  The
+    rows (16,000 a second) go to the guest's tmpfs: written to the 9p
+    share they took minutes under TCG."""
     load()
-    # the threads idle until killed (the two runs take minutes under TCG)
     w = Workload("ringgrow", "--threads", "16", "--hold-ms", "3600000")
     tids = ",".join(str(t) for t in w.tids)
+    local = tempfile.mkdtemp(prefix="vp-ring-")
     try:
         res = {}
         for name, extra in (("auto", []), ("fixed", ["--ring", "256K"])):
             c = Cat("ring" + name, "--tid", tids, "--interval", "1ms",
-                    *extra)
+                    *extra, outdir=local)
             try:
                 c.wait_started(16)
                 time.sleep(1.5)
@@ -622,6 +630,7 @@ def ring_follows_the_stream():
               (d2 - d1, drops))
     finally:
         w.kill()
+        shutil.rmtree(local, ignore_errors=True)
 
     # no ring memory left (the default collection and this one use it all):
     # the tool says so once and goes on
