@@ -116,6 +116,7 @@ int vp_build_attach(char *buf, size_t len, enum vcpuperf_target_kind kind,
 		    const char *ids, const char *events, __u32 mods);
 int vp_build_attach_flags(char *buf, size_t len, int n, __u32 flags);
 const char *vp_attach_flag_word(__u32 flag);
+int vp_parse_vcpu(const char *comm);
 void vp_qemu_identity(const char *args, size_t len, char *vm, size_t vmlen,
 		      char *uuid, size_t uuidlen);
 int vp_parse_event(const char *s, size_t len, struct vp_event_spec *ev,

@@ -1,10 +1,46 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A VM's identity from its QEMU command line: the guest name of -name
- * and the value of -uuid.  Shared by vcpuperf.ko, which reads the command
- * line once when it attaches a qemu= process, and the tests.
+ * What QEMU says of itself: a VM's identity from its command line (the
+ * guest name of -name and the value of -uuid) and the vCPU index of a
+ * vCPU thread's name.  Shared by vcpuperf.ko, which reads them when it
+ * attaches a qemu= process, and vcpuperf-cat, which finds QEMUs itself
+ * (--all-qemu).
  */
 #include "vcpuperf_lib.h"
+
+#define VP_VCPU_PREFIX	"CPU "
+#define VP_VCPU_MAX	4095	/* larger than any KVM_MAX_VCPUS */
+
+/**
+ * vp_parse_vcpu() - vCPU index from a QEMU thread name
+ * @comm:	thread name, NUL terminated
+ *
+ * QEMU started with -name ...,debug-threads=on names its vCPU threads
+ * "CPU <n>/KVM" (or "CPU <n>/TCG" under emulation).
+ *
+ * Return: n, or -1 when @comm is no vCPU thread name.
+ */
+int vp_parse_vcpu(const char *comm)
+{
+	size_t plen = strlen(VP_VCPU_PREFIX);
+	const char *p;
+	int n = 0;
+
+	if (strncmp(comm, VP_VCPU_PREFIX, plen))
+		return -1;
+	p = comm + plen;
+	if (*p < '0' || *p > '9' || (*p == '0' && p[1] >= '0' && p[1] <= '9'))
+		return -1;
+	while (*p >= '0' && *p <= '9') {
+		n = n * 10 + (*p - '0');
+		if (n > VP_VCPU_MAX)
+			return -1;
+		p++;
+	}
+	if (strcmp(p, "/KVM") && strcmp(p, "/TCG"))
+		return -1;
+	return n;
+}
 
 /* QEMU's -name takes "guest" as its implied first key. */
 #define VP_GUEST_KEY	"guest="

@@ -2,8 +2,7 @@
 /*
  * Targets: one sampled thread of a collection, from its creation (its
  * counters, its started and unavailable records) to its end (final
- * sample, finished and detached records, counters released), and the
- * vCPU index a QEMU thread name gives.
+ * sample, finished and detached records, counters released).
  */
 #include <linux/cred.h>
 #include <linux/pid.h>
@@ -22,40 +21,6 @@
 #include "selfread.h"
 #include "target.h"
 #include "vcpuperf.h"
-
-#define VP_VCPU_PREFIX	"CPU "
-#define VP_VCPU_MAX	4095	/* larger than any KVM_MAX_VCPUS */
-
-/**
- * vp_parse_vcpu() - vCPU index from a QEMU thread name
- * @comm:	thread name, NUL terminated
- *
- * QEMU started with -name ...,debug-threads=on names its vCPU threads
- * "CPU <n>/KVM" (or "CPU <n>/TCG" under emulation).
- *
- * Return: n, or -1 when @comm is no vCPU thread name.
- */
-int vp_parse_vcpu(const char *comm)
-{
-	size_t plen = strlen(VP_VCPU_PREFIX);
-	const char *p;
-	int n = 0;
-
-	if (strncmp(comm, VP_VCPU_PREFIX, plen))
-		return -1;
-	p = comm + plen;
-	if (*p < '0' || *p > '9' || (*p == '0' && p[1] >= '0' && p[1] <= '9'))
-		return -1;
-	while (*p >= '0' && *p <= '9') {
-		n = n * 10 + (*p - '0');
-		if (n > VP_VCPU_MAX)
-			return -1;
-		p++;
-	}
-	if (strcmp(p, "/KVM") && strcmp(p, "/TCG"))
-		return -1;
-	return n;
-}
 
 /* Free a target and what it references but its counters. */
 static void vp_target_put(struct vp_target *t)

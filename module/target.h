@@ -2,8 +2,7 @@
 /*
  * One sampled thread of a collection (target.c): made with its counters,
  * started (its started and unavailable records), ended (a final sample,
- * finished and detached records, counters released) and freed; and the vCPU
- * index a QEMU thread name gives.
+ * finished and detached records, counters released) and freed.
  */
 #ifndef _VCPUPERF_TARGET_H
 #define _VCPUPERF_TARGET_H
@@ -30,7 +29,6 @@ void vp_target_discard(struct vp_coll *c, struct vp_target *t);
 void vp_target_start(struct vp_coll *c, struct vp_target *t);
 void vp_target_end(struct vp_coll *c, struct vp_target *t, u32 reason);
 void vp_target_free(struct vp_coll *c, struct vp_target *t);
-int vp_parse_vcpu(const char *comm);
 
 /*
  * Is @task exiting or gone?  do_exit() sets PF_EXITING before it ends the
