@@ -528,10 +528,29 @@ void vp_proc_own_end(struct vp_group *g, struct vp_target *t)
 	t->proc_own = 0;
 }
 
+/*
+ * The end of a process attached without process_totals: a final process
+ * sample that counts nothing (counting_mask 0), so that its readers know
+ * the process has ended (a host-wide recorder closes its episode).
+ */
+static void vp_proc_end(struct vp_coll *c, struct vp_group *g)
+{
+	struct vcpuperf_process_sample *s;
+
+	s = vp_rec_begin(c, VCPUPERF_REC_PROCESS_SAMPLE,
+			 struct_size(s, counts, g->nr_events), 0);
+	s->pid = g->nr;
+	s->nr_events = g->nr_events;
+	s->flags = VCPUPERF_SAMPLE_FINAL;
+	s->interval_ns = READ_ONCE(c->interval_ns);
+	vp_rec_emit(c, s, VP_REC_LIFECYCLE);
+}
+
 /**
  * vp_proc_sample() - read a process's totals and queue them
  * @c:		the collection, lock held
- * @g:		the group; nothing happens without process counters
+ * @g:		the group; without process counters only its final sample
+ *		is queued, counting nothing (vp_proc_end())
  * @flags:	VCPUPERF_SAMPLE_FINAL for the last one
  *
  * Sums value, time_enabled and time_running of each event over the
@@ -550,8 +569,11 @@ void vp_proc_sample(struct vp_coll *c, struct vp_group *g, u32 flags)
 	struct vp_target *t;
 
 	lockdep_assert_held(&c->lock);
-	if (!p)
+	if (!p) {
+		if (flags & VCPUPERF_SAMPLE_FINAL)
+			vp_proc_end(c, g);
 		return;
+	}
 	s = vp_rec_begin(c, VCPUPERF_REC_PROCESS_SAMPLE,
 			 struct_size(s, counts, g->nr_events), 0);
 	for (k = 0; k < p->nr; k++) {

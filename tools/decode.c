@@ -248,7 +248,8 @@ static void vc_process_sample(struct vc_decoder *d,
 		return;
 	}
 	vc_proc_sample(p, s, &row);
-	d->stats.proc_rows++;
+	if (p->flags & VCPUPERF_ATTACH_PROCESS_TOTALS)
+		d->stats.proc_rows++;
 	d->sink->process_row(d->sink, p, &row);
 }
 

@@ -455,7 +455,8 @@ void vc_write_seq_gap(struct vc_sink *sink, const struct vcpuperf_rec *rec,
  *
  * Scope "vm": the process's rows and its totals over the whole
  * collection (see vc_key_totals(); the estimate is from the counts summed
- * over its threads).
+ * over its threads).  For a process recorded without process totals it
+ * only marks the end: rows and threads 0, every total null.
  */
 void vc_write_vm_finished(const struct vc_jsonl *out, const struct vc_proc *p,
 			  const struct vcpuperf_process_sample *s)

@@ -112,7 +112,9 @@ void vc_proc_sample(struct vc_proc *p,
 	row->dt_ns = (__s64)(s->rec.t_mono_ns - p->prev_t_mono);
 	p->have_prev_t = true;
 	p->prev_t_mono = s->rec.t_mono_ns;
-	p->rows++;
+	/* Without totals the one process sample is the end: no row. */
+	if (p->flags & VCPUPERF_ATTACH_PROCESS_TOTALS)
+		p->rows++;
 }
 
 /**

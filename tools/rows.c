@@ -725,7 +725,10 @@ static void vc_vm_row_head(struct json_writer *w, const struct vc_jsonl *out,
  *
  * The schema of the Python perf-stat collector (its eight event keys
  * always, null when not configured), with tid and vcpu null and role
- * "vm"; other events follow under their own keys.
+ * "vm"; other events follow under their own keys.  The final one is
+ * followed by the process's perf_finished; that alone is written for a
+ * process attached without process totals (whose only process sample is
+ * its end).
  */
 void vc_write_vm_row(struct vc_sink *sink, const struct vc_proc *p,
 		     const struct vc_row *row)
@@ -738,6 +741,12 @@ void vc_write_vm_row(struct vc_sink *sink, const struct vc_proc *p,
 	__u32 i;
 	int e;
 
+	/* Without process totals only the end comes, counting nothing. */
+	if (!(p->flags & VCPUPERF_ATTACH_PROCESS_TOTALS)) {
+		if (row->ps->flags & VCPUPERF_SAMPLE_FINAL)
+			vc_write_vm_finished(out, p, row->ps);
+		return;
+	}
 	vc_vm_row_head(w, out, p, row);
 	for (n = 0; n < ARRAY_SIZE(vc_vm_keys); n++) {
 		e = vc_vm_event(p, n);

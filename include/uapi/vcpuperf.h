@@ -119,7 +119,7 @@
 #define VCPUPERF_MAX_TARGETS	1024	/* tids in one command; the default
 					 * of the max_targets parameter
 					 */
-#define VCPUPERF_MAX_GROUPS	64	/* pid=/qemu= attachments at once,
+#define VCPUPERF_MAX_GROUPS	256	/* pid=/qemu= attachments at once,
 					 * per collection
 					 */
 #define VCPUPERF_CMD_MAX	16384	/* bytes in one control write */
@@ -661,7 +661,9 @@ struct vcpuperf_process {
  *		exited); zero where the bit in @counting_mask is 0
  *
  * Queued once per sampling pass per process attached with
- * process_totals, after the samples of its threads.
+ * process_totals, after the samples of its threads, and a final one
+ * (VCPUPERF_SAMPLE_FINAL) when its sampling ends; for a process attached
+ * without process_totals only that final one, with @counting_mask 0.
  */
 struct vcpuperf_process_sample {
 	struct vcpuperf_rec rec;

@@ -340,6 +340,28 @@ class TestProcess(ToolCase):
                          {"value": 20000, "enabled": 900, "running": 900,
                           "scaled": 20000})
 
+    def test_end_of_a_process_without_totals(self):
+        """A process attached without process totals has one process
+        sample, its final one, counting nothing: it gives the process's
+        perf_finished (scope vm: rows and threads 0, totals null) and no
+        per-VM row."""
+        s = Stream()
+        s.process(vm=b"vm1", flags=0, events=SW_EVENTS, threads=1)
+        s.started(7, events=SW_EVENTS, vcpu=0)
+        s.sample(7, [(10, 50, 50), (1000, 50, 50)], t=2_000_000_000)
+        s.process_sample([(0, 0, 0), (0, 0, 0)], mask=0, threads=0,
+                         flags=SAMPLE_FINAL, t=2_000_010_000)
+        self.assertEqual(self.replay(s), 0, self.err)
+        self.assertEqual([r["tid"] for r in self.rows], [7])
+        fin = [e for e in self.ev("perf_finished") if e["scope"] == "vm"]
+        self.assertEqual(len(fin), 1)
+        f = fin[0]
+        self.assertEqual((f["pid"], f["vm"], f["rows"], f["threads"]),
+                         (100, "vm1", 0, 0))
+        self.assertEqual(f["totals"]["page-faults"],
+                         {"value": None, "enabled": None, "running": None,
+                          "scaled": None})
+
     def test_thread_finished_totals(self):
         """A thread's perf_finished carries its last cumulative counts and
         their estimate; a counter that does not exist is null there, one
