@@ -28,10 +28,25 @@ static const char json_digit_pairs[201] =
  */
 int json_init(struct json_writer *w, FILE *fp, const char *path)
 {
+	return json_init_size(w, fp, path, VC_JSON_BUFSZ);
+}
+
+/**
+ * json_init_size() - set up a writer with a buffer of a given size
+ * @w:		the writer
+ * @fp:		where it writes
+ * @path:	its name, for messages
+ * @cap:	the buffer's size, at least twice VC_JSON_SLACK
+ *
+ * Return: 0, or -ENOMEM.
+ */
+int json_init_size(struct json_writer *w, FILE *fp, const char *path,
+		   size_t cap)
+{
 	memset(w, 0, sizeof(*w));
 	w->fp = fp;
 	w->path = path;
-	w->cap = VC_JSON_BUFSZ;
+	w->cap = cap < 2 * VC_JSON_SLACK ? 2 * VC_JSON_SLACK : cap;
 	w->buf = malloc(w->cap);
 	if (!w->buf)
 		return -ENOMEM;

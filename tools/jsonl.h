@@ -49,6 +49,8 @@ struct json_writer {
 };
 
 int json_init(struct json_writer *w, FILE *fp, const char *path);
+int json_init_size(struct json_writer *w, FILE *fp, const char *path,
+		   size_t cap);
 void json_free(struct json_writer *w);
 int json_flush(struct json_writer *w);
 void json_make_room(struct json_writer *w, size_t n);

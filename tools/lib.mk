@@ -2,8 +2,9 @@
 # libvpcat.a: vcpuperf-cat's library, the one definition of what is in it.
 #
 # The stream decoder with its per-thread and per-process state, and the
-# writers (JSON lines, rows, lifecycle lines, the Prometheus textfile),
-# with the lib/ code they share with the module.  What is left in tools/
+# writers (JSON lines, rows, lifecycle lines, the Prometheus textfile,
+# the episode files of a host-wide recording), with the lib/ code they
+# share with the module.  What is left in tools/
 # (the command line, the read loop, control, main) is the program.
 #
 # Built once per kind of build, always from this list:
@@ -22,7 +23,7 @@
 vpcat_pre := $(filter-out ./,$(dir $(lastword $(MAKEFILE_LIST))))
 
 VPCAT_SRCS := $(addprefix $(vpcat_pre),jsonl.c threads.c procs.c decode.c \
-	output.c rows.c lifecycle.c prom.c)
+	output.c rows.c lifecycle.c prom.c episodes.c)
 VPCAT_LIB_SRCS := $(wildcard $(vpcat_pre)../lib/vcpuperf_*.c)
 VPCAT_HDRS := $(wildcard $(vpcat_pre)*.h $(vpcat_pre)../lib/*.h) \
 	$(vpcat_pre)../include/uapi/vcpuperf.h

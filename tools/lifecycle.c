@@ -6,6 +6,8 @@
  * in the sequence numbers.  These are the JSONL sink's lifecycle and gap
  * callbacks: they read the thread's state and never change it.
  */
+#include <time.h>
+
 #include "common.h"
 #include "jsonl.h"
 #include "lifecycle.h"
@@ -472,6 +474,45 @@ void vc_write_vm_finished(const struct vc_jsonl *out, const struct vc_proc *p,
 	json_key_u64(w, "threads_exited", s->exited);
 	json_key_u64(w, "rows", p->rows);
 	vc_key_totals(w, p->ev, p->nr_events, s->counting_mask, s->counts);
+	vc_event_end(out);
+}
+
+/**
+ * vc_write_attach_failed() - write the perf_attach_failed line of a VM
+ * @out:	the JSONL sink of its episode
+ * @pid:	its QEMU
+ * @vm:		its VM name, "" for none
+ * @uuid:	its UUID, "" for none
+ * @err:	positive errno of its attach
+ * @reason:	the module's reason, "" for none
+ *
+ * A VM a host-wide recording found and could not attach (the opener's
+ * authority, the module's limits): said in its own episode.  Stamped now:
+ * no record of the stream stands behind it.
+ */
+void vc_write_attach_failed(const struct vc_jsonl *out, int pid,
+			    const char *vm, const char *uuid, int err,
+			    const char *reason)
+{
+	struct json_writer *w = out->events;
+	struct timespec mono, wall;
+
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_REALTIME, &wall);
+	json_begin(w, '{');
+	json_key_str(w, "event", "perf_attach_failed");
+	json_key_s64(w, "t_mono_ns", (long long)((__u64)mono.tv_sec *
+						  VP_NS_PER_S + (__u64)mono.tv_nsec -
+						  out->mono_origin));
+	json_key_u64(w, "t_wall_ns", (__u64)wall.tv_sec * VP_NS_PER_S +
+		     (__u64)wall.tv_nsec);
+	json_key_str(w, "source", "vcpuperf");
+	json_key_u64(w, "pid", (__u64)pid);
+	vc_key_opt_str(w, "vm", vm);
+	vc_key_opt_str(w, "uuid", uuid);
+	json_key_str(w, "errno", vp_errno_name(err));
+	json_key_s64(w, "error", -err);
+	vc_key_opt_str(w, "reason", reason);
 	vc_event_end(out);
 }
 

@@ -21,6 +21,9 @@ void vc_write_seq_gap(struct vc_sink *sink, const struct vcpuperf_rec *rec,
 		      __u64 expected, bool explained);
 void vc_write_vm_finished(const struct vc_jsonl *out, const struct vc_proc *p,
 			  const struct vcpuperf_process_sample *s);
+void vc_write_attach_failed(const struct vc_jsonl *out, int pid,
+			    const char *vm, const char *uuid, int err,
+			    const char *reason);
 void vc_write_process(struct vc_sink *sink, const struct vcpuperf_rec *rec,
 		      const struct vc_proc *p);
 

@@ -15,6 +15,8 @@
 #include "common.h"
 #include "control.h"
 #include "decode.h"
+#include "episodes.h"
+#include "host.h"
 #include "jsonl.h"
 #include "loop.h"
 #include "prom.h"
@@ -129,6 +131,8 @@ static void vc_flush_all(struct vc_loop *l, __u64 now)
 		json_flush(l->events);
 	if (l->record)
 		fflush(l->record);
+	if (l->eps)
+		vc_episodes_flush(l->eps);
 	l->flushed = now;
 }
 
@@ -174,7 +178,7 @@ static enum vc_step vc_consume(struct vc_loop *l, const void *buf, size_t n,
 		return VC_STEP_FAILED;
 	if (!l->stopping)
 		vc_ring_auto(&l->ring, l->d, l->ctl, l->dir, n, now);
-	if (l->rows->err || l->events->err)
+	if (l->rows->err || l->events->err || (l->eps && l->eps->err))
 		return VC_STEP_FAILED;	/* reported by the caller */
 	if (now - l->flushed >= VC_FLUSH_MAX_NS)
 		vc_flush_all(l, now);
@@ -208,6 +212,8 @@ static bool vc_pace(struct vc_loop *l, __u64 now)
 		due += d->interval_ns;
 	if (l->deadline && due > l->deadline)
 		due = l->deadline;
+	if (l->host && due > l->host->next_ns)
+		due = l->host->next_ns;
 	slack = d->interval_ns / VC_PACE_SLACK_DIV;
 	if (slack > VC_PACE_SLACK_MAX_NS)
 		slack = VC_PACE_SLACK_MAX_NS;
@@ -237,6 +243,12 @@ static enum vc_step vc_wait(struct vc_loop *l, __u64 now)
 		return VC_STEP_ON;
 	if (!l->stopping && l->deadline) {
 		__u64 left = l->deadline > now ? l->deadline - now : 0;
+
+		if (left / VP_NS_PER_MS < (__u64)timeout)
+			timeout = (int)(left / VP_NS_PER_MS) + 1;
+	}
+	if (!l->stopping && l->host) {
+		__u64 left = l->host->next_ns > now ? l->host->next_ns - now : 0;
 
 		if (left / VP_NS_PER_MS < (__u64)timeout)
 			timeout = (int)(left / VP_NS_PER_MS) + 1;
@@ -295,6 +307,10 @@ int vc_read_loop(struct vc_loop *l)
 		__u64 now = vc_now_ns();
 
 		step = vc_check_stop(l, now);
+		/* A host-wide recording looks for new QEMUs when due. */
+		if (step == VC_STEP_ON && l->host && !l->stopping &&
+		    now >= l->host->next_ns && vc_host_scan(l->host, now))
+			step = VC_STEP_FAILED;
 		if (step == VC_STEP_ON)
 			step = vc_read_once(l, now);
 	} while (step == VC_STEP_ON);

@@ -14,6 +14,8 @@
 
 struct json_writer;
 struct vc_decoder;
+struct vc_episodes;
+struct vc_host;
 struct vc_prom;
 
 /**
@@ -39,6 +41,8 @@ struct vc_prom;
  * @status_at:	when it was last shown
  * @started:	when the loop began
  * @ring:	the ring follows the stream's rate (see ringsize.c)
+ * @host:	a host-wide recording to scan for QEMUs when due, or NULL
+ * @eps:	its episode files, written out with the rest, or NULL
  */
 struct vc_loop {
 	int fd;
@@ -62,6 +66,8 @@ struct vc_loop {
 	__u64 status_at;
 	__u64 started;
 	struct vc_ring_auto ring;
+	struct vc_host *host;
+	struct vc_episodes *eps;
 };
 
 void vc_signals_setup(void);

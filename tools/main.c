@@ -11,11 +11,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common.h"
 #include "control.h"
 #include "decode.h"
+#include "episodes.h"
+#include "host.h"
 #include "jsonl.h"
 #include "loop.h"
 #include "options.h"
@@ -185,9 +188,9 @@ static int vc_report(const struct vc_stats *st)
 	return rc;
 }
 
-/* Send ring, read mode and interval (if given), then attach: 0 or -1. */
-static int vc_attach(int ctl, const char *dir, const char *attach,
-		     const struct vc_opts *o, const char *interval)
+/* Send ring, read mode and interval (if given): 0 or -1. */
+static int vc_configure(int ctl, const char *dir, const struct vc_opts *o,
+			const char *interval)
 {
 	char cmd[sizeof("interval ") + VC_DURATION_LEN];
 
@@ -206,6 +209,15 @@ static int vc_attach(int ctl, const char *dir, const char *attach,
 		if (vc_control(ctl, dir, cmd))
 			return -1;
 	}
+	return 0;
+}
+
+/* Configure the collection, then attach: 0 or -1. */
+static int vc_attach(int ctl, const char *dir, const char *attach,
+		     const struct vc_opts *o, const char *interval)
+{
+	if (vc_configure(ctl, dir, o, interval))
+		return -1;
 	return vc_control(ctl, dir, attach) ? -1 : 0;
 }
 
@@ -219,7 +231,11 @@ static int vc_collect(const struct vc_opts *o, const char *attach,
 	if (o->kind) {
 		if (o->interval)
 			vp_format_duration(ivl, sizeof(ivl), interval_ns);
-		if (vc_attach(files->ctl, o->dir, attach, o,
+		/* --all-qemu: each VM is attached when a scan finds it. */
+		if (o->all_qemu ?
+		    vc_configure(files->ctl, o->dir, o,
+				 o->interval ? ivl : NULL) :
+		    vc_attach(files->ctl, o->dir, attach, o,
 			      o->interval ? ivl : NULL))
 			return 1;
 		l->ctl = files->ctl;
@@ -231,17 +247,34 @@ static int vc_collect(const struct vc_opts *o, const char *attach,
 	return vc_read_loop(l);
 }
 
+/* --output-dir: made if missing (its parent must exist); 0 or -1. */
+static int vc_make_dir(const char *dir)
+{
+	struct stat st;
+
+	if (!mkdir(dir, 0755) || (errno == EEXIST && !stat(dir, &st) &&
+				  S_ISDIR(st.st_mode)))
+		return 0;
+	fprintf(stderr, VC_NAME ": --output-dir %s: %s\n", dir,
+		errno == EEXIST ? "not a directory" : strerror(errno));
+	return -1;
+}
+
 static int vc_run(const struct vc_opts *o, const char *attach,
 		  __u64 interval_ns)
 {
 	struct vc_outputs w;
 	struct vc_decoder d;
 	struct vc_jsonl jsonl;
+	struct vc_episodes eps;
+	struct vc_host host;
 	struct vc_prom *prom = NULL;
 	struct vc_files files;
 	struct vc_loop l;
 	int rc;
 
+	if (o->all_qemu && vc_make_dir(o->output_dir))
+		return VC_EXIT_RUNTIME;
 	if (vc_open_stream(o, &files))
 		return VC_EXIT_RUNTIME;
 	if (vc_open_outputs(o, &w))
@@ -255,10 +288,15 @@ static int vc_run(const struct vc_opts *o, const char *attach,
 	}
 	vc_jsonl_init(&jsonl, &w.rows, w.events, o->mono_origin, o->raw,
 		      prom);
-	if (vc_dec_init(&d, &jsonl.sink)) {
+	/* --all-qemu: each VM's records to its episode, the rest to -o. */
+	vc_episodes_init(&eps, o->output_dir, &jsonl, o->mono_origin, o->raw,
+			 prom);
+	if (vc_dec_init(&d, o->all_qemu ? &eps.sink : &jsonl.sink)) {
 		fprintf(stderr, VC_NAME ": out of memory\n");
 		goto err_outputs;
 	}
+	vc_host_init(&host, &eps, files.ctl, o->events, o->mods, o->flags,
+		     o->match, o->scan_ns);
 
 	memset(&l, 0, sizeof(l));
 	l.fd = files.stream;
@@ -270,11 +308,17 @@ static int vc_run(const struct vc_opts *o, const char *attach,
 	l.events = w.events;
 	l.prom = prom;
 	l.status = !o->quiet && isatty(STDERR_FILENO);
+	if (o->all_qemu) {
+		l.host = &host;
+		l.eps = &eps;
+	}
 	rc = vc_collect(o, attach, interval_ns, &l, &files);
 	rc |= vc_report(&d.stats);
+	rc |= vc_episodes_close_all(&eps) ? 1 : 0;
 	rc |= vc_close_outputs(o, &w);
 	vc_close_stream(&files);
 	vc_dec_free(&d);
+	vc_host_free(&host);
 	vc_prom_free(prom);
 	return rc ? VC_EXIT_RUNTIME : VC_EXIT_OK;
 

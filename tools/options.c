@@ -20,7 +20,8 @@ enum {
 	OPT_INTERVAL, OPT_RING, OPT_READ, OPT_DURATION, OPT_EVENTS_OUT, OPT_RAW,
 	OPT_MONO_ORIGIN,
 	OPT_DEBUGFS, OPT_DEVICE, OPT_REPLAY, OPT_RECORD, OPT_HELP,
-	OPT_PER_VM, OPT_EMULATOR, OPT_TEXTFILE,
+	OPT_PER_VM, OPT_EMULATOR, OPT_TEXTFILE, OPT_ALL_QEMU, OPT_OUTPUT_DIR,
+	OPT_MATCH, OPT_SCAN_INTERVAL,
 };
 
 /* getopt value of a mode option: VC_OPT_MOD | its VCPUPERF_MOD_* bit */
@@ -31,6 +32,10 @@ static const struct option vc_longopts[] = {
 	{ "pid", required_argument, NULL, OPT_PID },
 	{ "tid", required_argument, NULL, OPT_TID },
 	{ "no-attach", no_argument, NULL, OPT_NO_ATTACH },
+	{ "all-qemu", no_argument, NULL, OPT_ALL_QEMU },
+	{ "output-dir", required_argument, NULL, OPT_OUTPUT_DIR },
+	{ "match", required_argument, NULL, OPT_MATCH },
+	{ "scan-interval", required_argument, NULL, OPT_SCAN_INTERVAL },
 	{ "events", required_argument, NULL, OPT_EVENTS },
 	{ "interval", required_argument, NULL, OPT_INTERVAL },
 	{ "ring", required_argument, NULL, OPT_RING },
@@ -60,6 +65,7 @@ static const struct option vc_longopts[] = {
 static const char vc_usage_head[] =
 "Usage: " VC_NAME " (--qemu PID | --pid PID | --tid T[,T...] | --no-attach)\n"
 "                    [OPTION...]\n"
+"       " VC_NAME " --all-qemu --output-dir DIR [--match GLOB] [OPTION...]\n"
 "       " VC_NAME " --replay FILE [OUTPUT OPTION...]\n"
 "\n"
 "Attach vcpuperf in-kernel perf counters to threads, read the record\n"
@@ -75,6 +81,18 @@ static const char vc_usage_head[] =
 "                      collection (started by module parameters or\n"
 "                      through debugfs) until EOF; a signal flushes\n"
 "                      and exits without sending stop\n"
+"  --all-qemu          every QEMU of the host (a qemu* executable with a\n"
+"                      'CPU <n>/KVM' or 'CPU <n>/TCG' thread), those\n"
+"                      running and those started later, as --qemu\n"
+"                      records one, in one collection; each VM run to a\n"
+"                      file of its own in --output-dir\n"
+"  --output-dir DIR    with --all-qemu: where each VM run goes, as\n"
+"                      NAME-YYYYmmddTHHMMSSZ.jsonl (NAME its -name, else\n"
+"                      qemu-PID), closed after its perf_finished; -o\n"
+"                      gets what belongs to no VM (created if missing)\n"
+"  --match GLOB        with --all-qemu: only VMs whose NAME matches GLOB\n"
+"  --scan-interval DUR with --all-qemu: how often /proc is scanned for\n"
+"                      new QEMUs, N[ms|s|m] (no unit: s; default 1s)\n"
 "\n"
 "Counters:\n";
 
@@ -244,7 +262,7 @@ static int vc_parse_u64(const char *s, __u64 *out)
 }
 
 static const char vc_one_target[] =
-	"give one of --qemu, --pid, --tid and --no-attach";
+	"give one of --qemu, --pid, --tid, --all-qemu and --no-attach";
 
 static int vc_set_target(struct vc_opts *o, enum vcpuperf_target_kind kind,
 			 const char *ids)
@@ -309,6 +327,10 @@ static const char **vc_string_option(struct vc_opts *o, int c)
 		return &o->record;
 	case OPT_TEXTFILE:
 		return &o->textfile;
+	case OPT_OUTPUT_DIR:
+		return &o->output_dir;
+	case OPT_MATCH:
+		return &o->match;
 	default:
 		return NULL;
 	}
@@ -341,6 +363,14 @@ static int vc_apply_option(struct vc_opts *o, int c, char *arg,
 		if (o->kind)
 			return vc_usage_error("%s", vc_one_target);
 		o->no_attach = true;
+		return 0;
+	case OPT_ALL_QEMU:
+		o->all_qemu = true;
+		return vc_set_target(o, VCPUPERF_TARGET_QEMU, NULL);
+	case OPT_SCAN_INTERVAL:
+		if (vc_parse_run_duration(arg, &o->scan_ns))
+			return vc_usage_error("bad --scan-interval '%s': want "
+					      "N[ms|s|m] > 0", arg);
 		return 0;
 	case OPT_DURATION:
 		if (vc_parse_run_duration(arg, &o->duration_ns))
@@ -459,7 +489,16 @@ int vc_validate(const struct vc_opts *o, char *attach, size_t len,
 				      "other");
 	if (!o->replay && !o->kind && !o->no_attach)
 		return vc_usage_error("give a target: --qemu PID, --pid PID, "
-				      "--tid T[,T...] or --no-attach");
+				      "--tid T[,T...], --all-qemu or "
+				      "--no-attach");
+	if (o->all_qemu && !o->output_dir)
+		return vc_usage_error("--all-qemu needs --output-dir DIR");
+	if (!o->all_qemu && (o->output_dir || o->match || o->scan_ns))
+		return vc_usage_error("--output-dir, --match and "
+				      "--scan-interval need --all-qemu");
+	if (o->all_qemu && o->events_out)
+		return vc_usage_error("--all-qemu writes each VM's events in "
+				      "its own file: no --events-out");
 	if (!o->kind && (o->events || o->interval || o->ring || o->read ||
 			 o->mods))
 		return vc_usage_error("--events, --interval, --ring, --read "
@@ -478,15 +517,18 @@ int vc_validate(const struct vc_opts *o, char *attach, size_t len,
 	if (!o->kind)
 		return 0;
 
-	n = vp_build_attach(attach, len, o->kind, o->ids, o->events, o->mods);
+	/* --all-qemu: the command of one VM, checked with a pid. */
+	n = vp_build_attach(attach, len, o->kind, o->all_qemu ? "1" : o->ids,
+			    o->events, o->mods);
 	n = vp_build_attach_flags(attach, len, n, o->flags);
 	if (n < 0)
 		return vc_usage_error("attach command longer than %d bytes",
 				      VCPUPERF_CMD_MAX);
 	ret = vp_parse_cmd(attach, n, &cmd, err, sizeof(err));
 	if (ret)
-		return vc_usage_error("--%s %s: %s", vp_kind_name(o->kind),
-				      o->ids, err);
+		return vc_usage_error("--%s %s: %s", o->all_qemu ? "all-qemu" :
+				      vp_kind_name(o->kind),
+				      o->all_qemu ? "" : o->ids, err);
 	return 0;
 }
 

@@ -33,6 +33,10 @@
  * @flags:	VCPUPERF_ATTACH_* of --per-vm and --emulator-threads
  * @textfile:	--textfile, or NULL
  * @quiet:	-q: no live status line
+ * @all_qemu:	--all-qemu (@kind is then VCPUPERF_TARGET_QEMU, @ids NULL)
+ * @output_dir:	--output-dir, or NULL
+ * @match:	--match, or NULL
+ * @scan_ns:	--scan-interval, 0 for the default
  */
 struct vc_opts {
 	enum vcpuperf_target_kind kind;
@@ -55,6 +59,10 @@ struct vc_opts {
 	__u32 flags;
 	const char *textfile;
 	bool quiet;
+	bool all_qemu;
+	const char *output_dir;
+	const char *match;
+	__u64 scan_ns;
 };
 
 int vc_parse_args(int argc, char **argv, struct vc_opts *o);

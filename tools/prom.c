@@ -14,6 +14,13 @@
  * whole-process totals (--per-vm) are families of their own
  * (vcpuperf_process_...), so that a sum over a family never counts a
  * thread twice.
+ *
+ * A host-wide recording (--all-qemu) sees VMs come and go for as long as
+ * it runs: once a VM's QEMU has exited and no other running VM carries
+ * its labels, its series are written a last time and then dropped
+ * (vc_prom_forget()), so that the file and its state stay the size of the
+ * VMs running.  A VM started again under the same labels starts its
+ * series from 0, which Prometheus reads as a counter reset.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -44,6 +51,7 @@ static const struct {
  * @next:	the next series, in order of appearance
  * @process:	a whole-process total (vcpuperf_process_... families)
  * @seconds:	the event counts nanoseconds: shown in seconds
+ * @ended:	its VM ended: dropped after the next write
  * @base:	the event's metric name part (page_faults)
  * @vm:		label
  * @uuid:	label
@@ -57,6 +65,7 @@ struct vc_series {
 	struct vc_series *next;
 	bool process;
 	bool seconds;
+	bool ended;
 	char base[VC_PROM_BASE_LEN];
 	char vm[VCPUPERF_VM_NAME_LEN + 1];
 	char uuid[VCPUPERF_UUID_LEN + 1];
@@ -72,7 +81,7 @@ struct vc_series {
  * @path:	the file
  * @tmp:	the temporary file renamed over it
  * @head:	the series
- * @dirty:	rows were added since the last write
+ * @dirty:	rows were added, or series ended, since the last write
  * @failed:	a write failed (said once)
  */
 struct vc_prom {
@@ -181,14 +190,18 @@ static struct vc_series *vc_prom_series(struct vc_prom *pr,
 		tail = &s->next;
 		if (s->process == key->process && !strcmp(s->base, key->base) &&
 		    !strcmp(s->mode, key->mode) && !strcmp(s->vcpu, key->vcpu) &&
-		    !strcmp(s->vm, key->vm) && !strcmp(s->uuid, key->uuid))
+		    !strcmp(s->vm, key->vm) && !strcmp(s->uuid, key->uuid)) {
+			/* Rows again under ended labels: a VM started again. */
+			s->ended = false;
 			return s;
+		}
 	}
 	s = malloc(sizeof(*s));
 	if (!s)
 		return NULL;
 	*s = *key;
 	s->next = NULL;
+	s->ended = false;
 	s->value = 0;
 	s->enabled = 0;
 	s->running = 0;
@@ -276,6 +289,43 @@ void vc_prom_vm_row(struct vc_prom *pr, const struct vc_proc *p,
 bool vc_prom_dirty(const struct vc_prom *pr)
 {
 	return pr->dirty;
+}
+
+/**
+ * vc_prom_forget() - drop a VM's series after the next write
+ * @pr:		the state
+ * @vm:		the VM's name label
+ * @uuid:	its uuid label
+ *
+ * For a VM whose QEMU has exited, when no running VM has the same labels:
+ * its series (per vCPU and whole-process) keep their final values for one
+ * more write of the file, then go.
+ */
+void vc_prom_forget(struct vc_prom *pr, const char *vm, const char *uuid)
+{
+	struct vc_series *s;
+
+	for (s = pr->head; s; s = s->next) {
+		if (!strcmp(s->vm, vm) && !strcmp(s->uuid, uuid)) {
+			s->ended = true;
+			pr->dirty = true;
+		}
+	}
+}
+
+/* Free the series that ended: they were just written a last time. */
+static void vc_prom_prune(struct vc_prom *pr)
+{
+	struct vc_series **pp = &pr->head, *s;
+
+	while ((s = *pp)) {
+		if (s->ended) {
+			*pp = s->next;
+			free(s);
+		} else {
+			pp = &s->next;
+		}
+	}
 }
 
 /* A label value, escaped as the exposition format wants. */
@@ -446,6 +496,7 @@ int vc_prom_write(struct vc_prom *pr, bool up)
 		goto fail;
 	if (rename(pr->tmp, pr->path))
 		goto fail;
+	vc_prom_prune(pr);
 	return 0;
 
 fail:

@@ -23,5 +23,6 @@ void vc_prom_vm_row(struct vc_prom *pr, const struct vc_proc *p,
 		    const struct vc_row *row);
 int vc_prom_write(struct vc_prom *pr, bool up);
 bool vc_prom_dirty(const struct vc_prom *pr);
+void vc_prom_forget(struct vc_prom *pr, const char *vm, const char *uuid);
 
 #endif /* _VC_PROM_H */

@@ -23,8 +23,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from vptest import (Cat, TestFailure, Workload, check, load,  # noqa: E402
-                    unload, sh,
+from vptest import (CAT, Cat, TestFailure, Workload, check,  # noqa: E402
+                    load, unload, sh,
                     dmesg_mark, dmesg_clean_since, perf_stat_enabled,
                     read_file, test, main,
                     REPO, OUT)
@@ -41,17 +41,18 @@ class Vmm:
     """tests/vmm/vpvmm: a KVM VM whose vCPUs retire known instructions."""
 
     def __init__(self, name, phases, vcpus=2, io_ms=0, hold=False,
-                 outdir=OUT, done_pipe=False):
+                 outdir=OUT, done_pipe=False, binary=VMM):
         """@outdir holds its files (by default the 9p share); with
         @done_pipe the end comes down a pipe that wait_done() blocks on
         (no polling: nothing of the test wakes meanwhile)."""
+        self.name = name
         self.ready = os.path.join(outdir, name + ".vmm-ready.json")
         self.report_path = os.path.join(outdir, name + ".vmm-report.json")
         self.done = os.path.join(outdir, name + ".vmm-done")
         for p in (self.ready, self.report_path, self.done):
             if os.path.exists(p):
                 os.unlink(p)
-        args = [VMM, "-name", "guest=%s,debug-threads=on" % name,
+        args = [binary, "-name", "guest=%s,debug-threads=on" % name,
                 "-uuid", UUID, "--vcpus", str(vcpus), "--wait-go",
                 "--ready", self.ready, "--report", self.report_path]
         self.done_r, done_w = os.pipe() if done_pipe else (None, None)
@@ -730,6 +731,85 @@ def late_vcpu_under_per_vm_says_why():
     check(lm and lm[0]["cause"] == "process_totals" and
           lm[0]["pmu_events_inherited"] == 4,
           "late vCPU: multiplexed %s" % lm)
+
+
+@test
+def all_qemu_guest_instructions_exact():
+    """vcpuperf-cat --all-qemu records a VM started before it and one
+    started after it (vpvmm copied under a qemu* name), each in an episode
+    of its own: every vCPU's instructions:G, in its perf_task_exited, is
+    the guest's exact count; each episode ends with the VM's
+    perf_finished."""
+    load()
+    os.makedirs("/run/vp-qemus", exist_ok=True)
+    binary = "/run/vp-qemus/qemu-vpvmm"
+    subprocess.run(["cp", VMM, binary], check=True)
+    d = os.path.join(OUT, "hostwide-kvm")
+    subprocess.run(["rm", "-rf", d], check=True)
+    vmms, rec = [], None
+    try:
+        vmms.append(Vmm("hw1", ["loop:3000000,user:1000000"],
+                        binary=binary))
+        rec = subprocess.Popen(
+            [CAT, "--all-qemu", "--output-dir", d, "--events",
+             "instructions:G", "--interval", "50ms", "--scan-interval",
+             "100ms", "-q", "-o", os.path.join(OUT, "hostwide-kvm.jsonl")],
+            stderr=subprocess.PIPE, text=True)
+        vmms.append(Vmm("hw2", ["user:2000000,loop:1000000"],
+                        binary=binary))
+        for v in vmms:
+            wait_episode_started(d, v)
+        for v in vmms:
+            v.go()
+        reps = [v.wait() for v in vmms]
+        time.sleep(0.3)
+        rec.send_signal(signal.SIGINT)
+        rc = rec.wait(timeout=60)
+    finally:
+        for v in vmms:
+            v.kill()
+        if rec and rec.poll() is None:
+            rec.kill()
+            rec.wait()
+    check(rc == 0, "recorder exit %d: %s" % (rc, rec.stderr.read()))
+    for v, rep in zip(vmms, reps):
+        lines = episode_lines(d, v)
+        fin = {e["tid"]: e["final"] for e in lines
+               if e.get("event") == "perf_task_exited"}
+        for vc in rep["vcpus"]:
+            check(fin.get(vc["tid"], {}).get("instructions:G") ==
+                  vc["guest_instructions"], "%s vCPU %d: %s, guest %d" %
+                  (v.name, vc["vcpu"], fin.get(vc["tid"]),
+                   vc["guest_instructions"]))
+        check(lines[-1].get("event") == "perf_finished" and
+              lines[-1].get("scope") == "vm", "%s ends with %s" %
+              (v.name, lines[-1]))
+        print("  %s: %s guest instructions per vCPU exact" %
+              (v.name, [vc["guest_instructions"] for vc in rep["vcpus"]]),
+              flush=True)
+
+
+def episode_lines(d, vmm):
+    """The lines of VMM @vmm's one episode in directory @d."""
+    import glob
+    paths = glob.glob(os.path.join(d, "%s-*.jsonl" % vmm.name))
+    check(len(paths) == 1, "%s: episodes %s" % (vmm.name, paths))
+    with open(paths[0]) as f:
+        return [json.loads(x) for x in f if x.endswith("\n")]
+
+
+def wait_episode_started(d, vmm, timeout=60):
+    """Until VMM @vmm's episode has a perf_started for each vCPU."""
+    import glob
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        for p in glob.glob(os.path.join(d, "%s-*.jsonl" % vmm.name)):
+            with open(p) as f:
+                n = sum('"perf_started"' in x for x in f)
+            if n >= len(vmm.tids):
+                return
+        time.sleep(0.05)
+    raise TestFailure("%s: not recorded in %d s" % (vmm.name, timeout))
 
 
 def wait_vcpu_threads(pid, n, timeout=120):

@@ -32,6 +32,7 @@ FILES = (
     "per_vm",           # VM identity, whole-VM totals
     "overlap",          # recordings of one process started at other times
     "execs",            # threads that exec: a worker's, a setuid program
+    "hostwide",         # --all-qemu: every VM of the host, an episode each
     "device",           # /dev/vcpuperf
 )
 

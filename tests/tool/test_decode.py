@@ -1151,6 +1151,42 @@ class TestCli(ToolCase):
             self.assertEqual(rc, 2, (args, err))
             self.assertTrue(err, args)
 
+    def test_all_qemu_usage_errors(self):
+        """--all-qemu's own options, misused: exit 2, a message naming
+        what is wrong, and the output directory not made."""
+        d = self.path("episodes")
+        cases = [
+            (["--all-qemu"], "--output-dir"),
+            (["--output-dir", d, "--qemu", "1"], "need --all-qemu"),
+            (["--match", "vm*", "--pid", "1"], "need --all-qemu"),
+            (["--scan-interval", "1s", "--no-attach"], "need --all-qemu"),
+            (["--all-qemu", "--output-dir", d, "--scan-interval", "0ms"],
+             "--scan-interval"),
+            (["--all-qemu", "--output-dir", d, "--scan-interval", "x"],
+             "--scan-interval"),
+            (["--all-qemu", "--output-dir", d, "--qemu", "1"], "give one of"),
+            (["--all-qemu", "--output-dir", d, "--events-out",
+              self.path("e.jsonl")], "--events-out"),
+            (["--all-qemu", "--output-dir", d, "--events", "bogus"],
+             "bogus"),
+            (["--all-qemu", "--output-dir", d, "--emulator-threads",
+              "--interval", "0ms"], "--interval"),
+        ]
+        for args, said in cases:
+            rc, _, err = self.run_tool(*args)
+            self.assertEqual(rc, 2, (args, err))
+            self.assertIn(said, err, args)
+            self.assertFalse(os.path.exists(d), args)
+        # a file where the directory should be: a clear error, not a
+        # recording
+        open(d, "w").close()
+        rc, _, err = self.run_tool("--all-qemu", "--output-dir", d,
+                                   "--debugfs", self.path("nodir"),
+                                   "--device", self.path("nodev"))
+        self.assertNotEqual(rc, 0)
+        self.assertIn(d, err)
+        self.assertEqual(os.path.getsize(d), 0)
+
     def test_missing_debugfs_dir(self):
         rc, _, err = self.run_tool("--tid", "1", "--debugfs",
                                    self.path("nodir"))

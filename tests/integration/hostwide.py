@@ -1,0 +1,265 @@
+"""The host-wide recorder: vcpuperf-cat --all-qemu --output-dir DIR records
+every QEMU of the host in one collection, each VM run to a file of its
+own: the VMs running at its start and those started later, a real QEMU
+among them, one killed mid-episode, one the module cannot take (its
+limits), one its name leaves out (--match), and the --textfile of them
+all.
+
+The oracles: each fake VM's threads read their own page faults from /proc
+around their work (tests/workload, copied under a qemu* name so that the
+recorder takes it for a QEMU); the real QEMU's vCPU thread names."""
+
+import glob
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+
+from vptest import (CAT, TestFailure, by_tid, check, delta, load, test,
+                    OUT, WORKLOAD)
+
+QEMUS_DIR = "/run/vp-qemus"
+SCAN_S = 0.2
+INTERVAL_S = 0.1
+PAGES = 1500
+
+
+class FakeQemu:
+    """tests/workload/workload under a qemu* name, named NAME on its
+    command line: 2 vCPU threads that touch PAGES pages on SIGUSR1."""
+
+    def __init__(self, binary, name, threads=2):
+        self.name = name
+        self.ready = os.path.join(OUT, name + ".hw-ready.json")
+        self.report = os.path.join(OUT, name + ".hw-report.json")
+        for p in (self.ready, self.report):
+            if os.path.exists(p):
+                os.unlink(p)
+        self.proc = subprocess.Popen(
+            [binary, "--threads", str(threads), "--wait-go", "--pages",
+             str(PAGES), "--hold-ms", "60000", "--ready", self.ready,
+             "--report", self.report, "--", "-name",
+             "guest=%s,debug-threads=on" % name],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 30
+        while not os.path.exists(self.ready):
+            check(self.proc.poll() is None and time.time() < deadline,
+                  "%s never got ready" % name)
+            time.sleep(0.02)
+        self.ready_at = time.time()
+        with open(self.ready) as f:
+            info = json.load(f)
+        self.pid = info["pid"]
+        self.tids = info["tids"]
+
+    def go(self):
+        os.kill(self.pid, signal.SIGUSR1)
+
+    def wait_work(self, timeout=60):
+        """Until every thread has touched its pages (its /proc says so)."""
+        deadline = time.time() + timeout
+        for tid in self.tids:
+            path = "/proc/%d/task/%d/stat" % (self.pid, tid)
+            while True:
+                with open(path) as f:
+                    minflt = int(f.read().rsplit(")", 1)[1].split()[7])
+                if minflt >= PAGES:
+                    break
+                check(time.time() < deadline, "%s: work not done" %
+                      self.name)
+                time.sleep(0.05)
+
+    def end(self):
+        """SIGTERM: the report (the work is done: wait_work())."""
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(timeout=30)
+        with open(self.report) as f:
+            return json.load(f)
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def episodes(d, name):
+    return sorted(glob.glob(os.path.join(d, "%s-*.jsonl" % name)))
+
+
+def read_jsonl(path):
+    with open(path) as f:
+        return [json.loads(x) for x in f if x.endswith("\n")]
+
+
+def wait_rows(d, name, timeout=30):
+    """Until VM @name's episode has a row: the time it came."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        for p in episodes(d, name):
+            if any("event" not in x for x in read_jsonl(p)):
+                return time.time()
+        time.sleep(0.02)
+    raise TestFailure("no row of %s in %d s" % (name, timeout))
+
+
+def prom_series(text, family):
+    """{(vm, vcpu): value} of @family's mode="all" series in @text."""
+    out = {}
+    for line in text.splitlines():
+        if not line.startswith(family + "{"):
+            continue
+        labels, value = line[len(family) + 1:].rsplit("} ", 1)
+        kv = dict(x.split("=", 1) for x in labels.split(","))
+        kv = {k: v.strip('"') for k, v in kv.items()}
+        if kv.get("mode") == "all":
+            out[(kv["vm"], kv["vcpu"])] = int(float(value))
+    return out
+
+
+@test
+def all_qemu_records_every_vm():
+    """--all-qemu --per-vm --match 'vm*' with the module's max_targets 5:
+    fake VMs vm1 (2 vCPUs) and a real QEMU vm-rq (1 vCPU) run before it
+    starts, vm2 (2 vCPUs), vm3 (2: over the limit) and 'other' after.
+    vm1, vm-rq and vm2 each get an episode of their own rows only, vm1's
+    ended by its perf_finished as soon as it ends (SIGTERM), vm-rq's as
+    soon as it is killed (SIGKILL), vm2's at the stop, which vm2 reaches
+    recording; each fake vCPU's page faults equal what it read from /proc;
+    vm3's episode says perf_attach_failed (ENOSPC), and 'other' gets none.
+    The textfile holds the VMs running: vm1's and vm-rq's series are gone
+    once they ended; at the end vm2's page faults per vCPU are its rows'.
+    How soon vm2's first row came is printed."""
+    load("max_targets=5")
+    os.makedirs(QEMUS_DIR, exist_ok=True)
+    binary = os.path.join(QEMUS_DIR, "qemu-fake")
+    shutil.copy(WORKLOAD, binary)
+    d = os.path.join(OUT, "hostwide")
+    shutil.rmtree(d, ignore_errors=True)
+    prom = os.path.join(OUT, "hostwide.prom")
+    if os.path.exists(prom):
+        os.unlink(prom)
+    vms, rec = [], None
+    try:
+        vm1 = FakeQemu(binary, "vm1")
+        vms.append(vm1)
+        rq = subprocess.Popen(
+            ["qemu-system-x86_64", "-name", "vm-rq,debug-threads=on",
+             "-accel", "tcg", "-smp", "1", "-m", "32", "-display", "none",
+             "-nodefaults", "-no-user-config"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        vms.append(rq)
+        rec = subprocess.Popen(
+            [CAT, "--all-qemu", "--output-dir", d, "--match", "vm*",
+             "--per-vm", "--events", "page-faults,task-clock",
+             "--interval", "%dms" % (INTERVAL_S * 1000), "--scan-interval",
+             "%dms" % (SCAN_S * 1000), "--textfile", prom, "-o",
+             os.path.join(OUT, "hostwide.jsonl")],
+            stderr=subprocess.PIPE, text=True)
+        wait_rows(d, "vm1")
+        wait_rows(d, "vm-rq", timeout=60)
+        vm2 = FakeQemu(binary, "vm2")
+        vms.append(vm2)
+        first = wait_rows(d, "vm2") - vm2.ready_at
+        vm3 = FakeQemu(binary, "vm3")
+        other = FakeQemu(binary, "other")
+        vms += [vm3, other]
+        deadline = time.time() + 30
+        while not episodes(d, "vm3"):
+            check(time.time() < deadline, "no episode of vm3")
+            time.sleep(0.05)
+        for vm in (vm1, vm2):
+            vm.go()
+        for vm in (vm1, vm2):
+            vm.wait_work()
+        time.sleep(3 * INTERVAL_S)
+        rep1 = vm1.end()
+        rq.kill()
+        rq.wait()
+        # each episode ends with its VM's perf_finished, the recorder runs on
+        for name in ("vm1", "vm-rq"):
+            deadline = time.time() + 30
+            while True:
+                lines = read_jsonl(episodes(d, name)[0])
+                if lines and lines[-1].get("event") == "perf_finished":
+                    break
+                check(time.time() < deadline, "%s's episode never ended: "
+                      "%s" % (name, lines[-3:]))
+                time.sleep(0.05)
+        check(rec.poll() is None, "the recorder stopped with vm1")
+        rows_before = len(read_jsonl(episodes(d, "vm2")[0]))
+        time.sleep(15 * INTERVAL_S)
+        check(len(read_jsonl(episodes(d, "vm2")[0])) > rows_before,
+              "vm2's episode stalled after vm1 ended")
+        with open(prom) as f:
+            live = prom_series(f.read(), "vcpuperf_page_faults_total")
+        check({k[0] for k in live} == {"vm2"}, "textfile while vm2 runs: "
+              "%s" % sorted(live))
+        rec.send_signal(signal.SIGINT)
+        rc = rec.wait(timeout=60)
+        rep2 = vm2.end()
+    finally:
+        if rec and rec.poll() is None:
+            rec.kill()
+            rec.wait()
+        for vm in vms:
+            if isinstance(vm, FakeQemu):
+                vm.kill()
+            elif vm.poll() is None:
+                vm.kill()
+                vm.wait()
+    check(rc == 0, "recorder exit %d: %s" % (rc, rec.stderr.read()))
+    print("  vm2's first row %.2f s after it was ready (scan every %g s, "
+          "interval %g s)" % (first, SCAN_S, INTERVAL_S), flush=True)
+    for vm, rep in ((vm1, rep1), (vm2, rep2)):
+        eps = episodes(d, vm.name)
+        check(len(eps) == 1, "%s: episodes %s" % (vm.name, eps))
+        lines = read_jsonl(eps[0])
+        rows = [x for x in lines if "event" not in x]
+        evs = [x for x in lines if "event" in x]
+        check({r["pid"] for r in rows} == {vm.pid}, "%s: rows of %s" %
+              (vm.name, {r["pid"] for r in rows}))
+        check({e["pid"] for e in evs if "pid" in e} <= {vm.pid},
+              "%s: events of another process" % vm.name)
+        check(evs[-1]["event"] == "perf_finished" and
+              evs[-1]["scope"] == "vm", "%s: ends with %s" %
+              (vm.name, evs[-1]))
+        check(any(r["tid"] is None for r in rows), "%s: no per-VM row" %
+              vm.name)
+        th = by_tid([r for r in rows if r["tid"] is not None])
+        for t in rep["threads"]:
+            pf = sum(r["page_faults"] for r in th.get(t["tid"], []))
+            opf = delta(t, "minflt") + delta(t, "majflt")
+            check(opf >= PAGES and opf <= pf <= opf + 100,
+                  "%s tid %d: page_faults %d, /proc %d" %
+                  (vm.name, t["tid"], pf, opf))
+        print("  %s: %d rows, %d events, page faults per vCPU = /proc" %
+              (vm.name, len(rows), len(evs)), flush=True)
+    rql = read_jsonl(episodes(d, "vm-rq")[0])
+    check({r["vcpu"] for r in rql if "event" not in r and
+           r["tid"] is not None} == {0}, "vm-rq: vCPUs")
+    check(rql[-1].get("event") == "perf_finished", "vm-rq not ended")
+    with open(prom) as f:
+        text = f.read()
+    check("vcpuperf_up 0" in text, "textfile: not ended")
+    final = prom_series(text, "vcpuperf_page_faults_total")
+    rows2 = [x for x in read_jsonl(episodes(d, "vm2")[0])
+             if "event" not in x and x["tid"] is not None]
+    want = {}
+    for r in rows2:
+        want[("vm2", str(r["vcpu"]))] = (want.get(("vm2", str(r["vcpu"])),
+                                                   0) + r["page_faults"])
+    check(final == want, "textfile at the end %s, vm2's rows %s" %
+          (final, want))
+    print("  textfile: vm2 alone once vm1 and vm-rq ended; its page "
+          "faults per vCPU = its rows' %s" % sorted(want.values()),
+          flush=True)
+    v3 = [read_jsonl(p) for p in episodes(d, "vm3")]
+    check(len(v3) == 1 and len(v3[0]) == 1 and
+          v3[0][0]["event"] == "perf_attach_failed" and
+          v3[0][0]["errno"] == "ENOSPC" and v3[0][0]["vm"] == "vm3",
+          "vm3: %s" % v3)
+    check(not episodes(d, "other"), "'other' recorded despite --match")
+    print("  vm3: %s (%s); 'other': no episode" %
+          (v3[0][0]["errno"], v3[0][0]["reason"]), flush=True)
