@@ -11,7 +11,7 @@
 #                   chosen integration tests in one boot of one kernel
 #   make fresh-test the first make demo in a minimal Debian 12 root
 #   make install    install the module (for KVER), vcpuperf-cat, the man
-#                   pages, the modprobe.d example and the systemd unit
+#                   pages, the modprobe.d example and the systemd units
 #   make uninstall  remove what make install added
 #   make stress     the long stress run in the debug kernel (about 13 min)
 #   make arm64-check  the real-PMU and real-KVM tests on the arm64 bed
@@ -173,6 +173,9 @@ install-files: tool
 	sed 's|/usr/local/lib/vcpuperf/|$(HELPERDIR)/|g' contrib/systemd/vcpuperf@.service \
 		>$(DESTDIR)$(UNITDIR)/vcpuperf@.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/vcpuperf@.service
+	sed 's|/usr/local/bin/vcpuperf-cat|$(BINDIR)/vcpuperf-cat|g' contrib/systemd/vcpuperf-host.service \
+		>$(DESTDIR)$(UNITDIR)/vcpuperf-host.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/vcpuperf-host.service
 	$(if $(DESTDIR),,-test ! -d /run/systemd/system || systemctl daemon-reload)
 
 uninstall: uninstall-module uninstall-files
@@ -190,7 +193,7 @@ uninstall-files:
 		$(DESTDIR)$(MANDIR)/man4/vcpuperf.4 \
 		$(DESTDIR)$(SYSCONFDIR)/modprobe.d/vcpuperf.conf.example \
 		$(DESTDIR)$(HELPERDIR)/vcpuperf-record $(DESTDIR)$(UNITDIR)/vcpuperf@.service \
-		$(DIRLIST); \
+		$(DESTDIR)$(UNITDIR)/vcpuperf-host.service $(DIRLIST); \
 	for d in $$(printf '%s\n' $(DESTDIR)$(HELPERDIR) $$dirs | sort -ru); do \
 		rmdir "$$d" 2>/dev/null || true; \
 	done

@@ -61,6 +61,7 @@ FILES="$PREFIX/bin/vcpuperf-cat $PREFIX/bin/vcpuperf-plot $PREFIX/share/man/man1
 $PREFIX/share/man/man1/vcpuperf-plot.1
 $PREFIX/share/man/man4/vcpuperf.4 /etc/modprobe.d/vcpuperf.conf.example
 $PREFIX/lib/vcpuperf $PREFIX/lib/systemd/system/vcpuperf@.service
+$PREFIX/lib/systemd/system/vcpuperf-host.service
 /etc/modprobe.d/vcpuperf.conf $MODCONF"
 
 mapfile -t kvers < <(scripts/matrix.sh --list)
@@ -162,7 +163,8 @@ done
 for f in "$PREFIX/bin/vcpuperf-cat" "$PREFIX/bin/vcpuperf-plot" "$PREFIX/share/man/man1/vcpuperf-cat.1" \
 	"$PREFIX/share/man/man1/vcpuperf-plot.1" \
 	"$PREFIX/share/man/man4/vcpuperf.4" /etc/modprobe.d/vcpuperf.conf.example \
-	"$PREFIX/lib/vcpuperf/vcpuperf-record" "$PREFIX/lib/systemd/system/vcpuperf@.service"; do
+	"$PREFIX/lib/vcpuperf/vcpuperf-record" "$PREFIX/lib/systemd/system/vcpuperf@.service" \
+	"$PREFIX/lib/systemd/system/vcpuperf-host.service"; do
 	check "installed $f" test -s "$f"
 done
 check "modprobe.d example is not active (no 'options' line)" \
@@ -176,6 +178,13 @@ if command -v systemd-analyze >/dev/null; then
 	else
 		cat "$out/verify.log"
 		bad "systemd-analyze verify vcpuperf@vm1.service"
+	fi
+	if systemd-analyze verify "$PREFIX/lib/systemd/system/vcpuperf-host.service" \
+		>"$out/verify-host.log" 2>&1 && ! grep -q . "$out/verify-host.log"; then
+		ok "systemd-analyze verify vcpuperf-host.service"
+	else
+		cat "$out/verify-host.log"
+		bad "systemd-analyze verify vcpuperf-host.service"
 	fi
 else
 	echo "skip: systemd-analyze not installed"
