@@ -13,6 +13,7 @@
 
 #include "common.h"
 #include "control.h"
+#include "readfile.h"
 
 #define VC_DEBUGFS_MNT	"/sys/kernel/debug"
 #define VC_MODULE_DIR	"/sys/module/vcpuperf"
@@ -255,28 +256,18 @@ static int vc_last_error(const char *dir, char *buf, size_t len)
 {
 	char path[PATH_MAX];
 	char *text, *line, *end;
-	ssize_t n, got = 0;
-	int fd, ret = -ENOENT;
+	ssize_t got;
+	int ret = -ENOENT;
 
 	snprintf(path, sizeof(path), "%s/status", dir);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
 	text = malloc(VC_STATUS_MAX + 1);
-	if (!text) {
-		close(fd);
+	if (!text)
 		return -ENOMEM;
+	got = vc_read_file(path, text, VC_STATUS_MAX + 1);
+	if (got < 0) {
+		free(text);
+		return (int)got;
 	}
-	while (got < (ssize_t)VC_STATUS_MAX) {
-		n = read(fd, text + got, VC_STATUS_MAX - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += n;
-	}
-	close(fd);
-	text[got] = '\0';
 	for (line = text; line && *line; line = end ? end + 1 : NULL) {
 		end = strchr(line, '\n');
 		if (end)

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "qemus.h"
+#include "readfile.h"
 
 /* Bytes of a command line read for the VM identity, as the module reads. */
 #define VC_CMDLINE_MAX	(16 * 1024)
@@ -57,27 +58,6 @@ void vc_qemus_free(struct vc_qemus *qs)
 	qs->cap = 0;
 }
 
-/* Read a small file into @buf (NUL terminated): its length, or -1. */
-static ssize_t vc_read_small(const char *path, char *buf, size_t len)
-{
-	ssize_t n, got = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -1;
-	while ((size_t)got + 1 < len) {
-		n = read(fd, buf + got, len - 1 - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += n;
-	}
-	close(fd);
-	buf[got] = '\0';
-	return got;
-}
-
 /* The start time of process @pid (/proc/PID/stat field 22), 0 if none. */
 static unsigned long long vc_start_time(const char *proc, int pid)
 {
@@ -87,7 +67,7 @@ static unsigned long long vc_start_time(const char *proc, int pid)
 	int field;
 
 	snprintf(path, sizeof(path), "%s/%d/stat", proc, pid);
-	if (vc_read_small(path, buf, sizeof(buf)) <= 0)
+	if (vc_read_file(path, buf, sizeof(buf)) <= 0)
 		return 0;
 	p = strrchr(buf, ')');
 	if (!p)
@@ -134,7 +114,7 @@ static bool vc_has_vcpu(const char *proc, int pid)
 			continue;
 		snprintf(path, sizeof(path), "%s/%d/task/%s/comm", proc, pid,
 			 de->d_name);
-		n = vc_read_small(path, comm, sizeof(comm));
+		n = vc_read_file(path, comm, sizeof(comm));
 		if (n <= 0)
 			continue;
 		if (comm[n - 1] == '\n')
@@ -156,7 +136,7 @@ static void vc_qemu_identify(const char *proc, struct vc_qemu *q)
 	q->uuid[0] = '\0';
 	if (args) {
 		snprintf(path, sizeof(path), "%s/%d/cmdline", proc, q->pid);
-		n = vc_read_small(path, args, VC_CMDLINE_MAX);
+		n = vc_read_file(path, args, VC_CMDLINE_MAX);
 		if (n > 0)
 			vp_qemu_identity(args, (size_t)n, q->vm, sizeof(q->vm),
 					 q->uuid, sizeof(q->uuid));
