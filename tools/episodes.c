@@ -282,7 +282,8 @@ static void vc_ep_process_row(struct vc_sink *sink, const struct vc_proc *p,
 	to->process_row(to, p, row);
 	/* The VM's perf_finished is written: its episode is complete. */
 	if (ep && (row->ps->flags & VCPUPERF_SAMPLE_FINAL)) {
-		vc_episode_forget(e, ep);
+		if (!e->ending)
+			vc_episode_forget(e, ep);
 		vc_episode_close(e, ep);
 	}
 }

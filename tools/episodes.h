@@ -52,6 +52,9 @@ struct vc_episode {
  * @open:	the open episodes
  * @opened:	episodes opened so far
  * @err:	errno of the first failed open, write or close, 0 if none
+ * @ending:	the recording is stopping (the loop sent stop): a final
+ *		process sample from now on ends the recording of a VM, not
+ *		the VM, whose textfile series stay
  */
 struct vc_episodes {
 	struct vc_sink sink;
@@ -63,6 +66,7 @@ struct vc_episodes {
 	struct vc_episode *open;
 	unsigned long opened;
 	int err;
+	bool ending;
 };
 
 void vc_episodes_init(struct vc_episodes *e, const char *dir,

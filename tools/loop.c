@@ -144,6 +144,8 @@ static enum vc_step vc_check_stop(struct vc_loop *l, __u64 now)
 		if (l->ctl < 0)
 			return VC_STEP_DONE;	/* no-attach / replay */
 		l->stopping = true;
+		if (l->eps)
+			l->eps->ending = true;
 		vc_signals = 0;
 		l->stop_by = now + VC_STOP_TIMEOUT_NS;
 		vc_control(l->ctl, l->dir, "stop");
