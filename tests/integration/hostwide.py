@@ -2,8 +2,9 @@
 every QEMU of the host in one collection, each VM run to a file of its
 own: the VMs running at its start and those started later, a real QEMU
 among them, one killed mid-episode, one the module cannot take (its
-limits), one its name leaves out (--match), and the --textfile of them
-all.
+limits), one its name leaves out (--match), one whose command line
+cannot be read at once (tests/workload/argvstall), and the --textfile of
+them all.
 
 The oracles: each fake VM's threads read their own page faults from /proc
 around their work (tests/workload, copied under a qemu* name so that the
@@ -17,8 +18,9 @@ import signal
 import subprocess
 import time
 
-from vptest import (CAT, TestFailure, by_tid, check, delta, load, test,
-                    OUT, WORKLOAD)
+from overlap import ARGVSTALL, argvstall
+from vptest import (CAT, TestFailure, Workload, by_tid, check, delta, load,
+                    sh, test, OUT, WORKLOAD)
 
 QEMUS_DIR = "/run/vp-qemus"
 SCAN_S = 0.2
@@ -26,36 +28,17 @@ INTERVAL_S = 0.1
 PAGES = 1500
 
 
-class FakeQemu:
+class FakeQemu(Workload):
     """tests/workload/workload under a qemu* name, named NAME on its
     command line: 2 vCPU threads that touch PAGES pages on SIGUSR1."""
 
     def __init__(self, binary, name, threads=2):
         self.name = name
-        self.ready = os.path.join(OUT, name + ".hw-ready.json")
-        self.report = os.path.join(OUT, name + ".hw-report.json")
-        for p in (self.ready, self.report):
-            if os.path.exists(p):
-                os.unlink(p)
-        self.proc = subprocess.Popen(
-            [binary, "--threads", str(threads), "--wait-go", "--pages",
-             str(PAGES), "--hold-ms", "60000", "--ready", self.ready,
-             "--report", self.report, "--", "-name",
-             "guest=%s,debug-threads=on" % name],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 30
-        while not os.path.exists(self.ready):
-            check(self.proc.poll() is None and time.time() < deadline,
-                  "%s never got ready" % name)
-            time.sleep(0.02)
+        super().__init__(name + ".hw", "--threads", str(threads),
+                         "--wait-go", "--pages", str(PAGES), "--hold-ms",
+                         "60000", "--", "-name",
+                         "guest=%s,debug-threads=on" % name, binary=binary)
         self.ready_at = time.time()
-        with open(self.ready) as f:
-            info = json.load(f)
-        self.pid = info["pid"]
-        self.tids = info["tids"]
-
-    def go(self):
-        os.kill(self.pid, signal.SIGUSR1)
 
     def wait_work(self, timeout=60):
         """Until every thread has touched its pages (its /proc says so)."""
@@ -70,18 +53,6 @@ class FakeQemu:
                 check(time.time() < deadline, "%s: work not done" %
                       self.name)
                 time.sleep(0.05)
-
-    def end(self):
-        """SIGTERM: the report (the work is done: wait_work())."""
-        self.proc.send_signal(signal.SIGTERM)
-        self.proc.wait(timeout=30)
-        with open(self.report) as f:
-            return json.load(f)
-
-    def kill(self):
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
 
 
 def episodes(d, name):
@@ -120,21 +91,40 @@ def prom_series(text, family):
 
 @test
 def all_qemu_records_every_vm():
-    """--all-qemu --per-vm --match 'vm*' with the module's max_targets 5:
+    """--all-qemu --per-vm --match 'vm*' with the module's max_targets 6:
     fake VMs vm1 (2 vCPUs) and a real QEMU vm-rq (1 vCPU) run before it
-    starts, vm2 (2 vCPUs), vm3 (2: over the limit) and 'other' after.
+    starts; vm-stall (1 vCPU; its command line past the first page behind
+    a FUSE file, or a userfaultfd, nobody serves; left out on a kernel
+    with neither), vm2 (2 vCPUs), vm3 (2:
+    over the limit) and 'other' after.  vm-stall holds up nothing: it is
+    recorded under its name, and vm2's first row comes as soon as ever.
     vm1, vm-rq and vm2 each get an episode of their own rows only, vm1's
     ended by its perf_finished as soon as it ends (SIGTERM), vm-rq's as
     soon as it is killed (SIGKILL), vm2's at the stop, which vm2 reaches
     recording; each fake vCPU's page faults equal what it read from /proc;
     vm3's episode says perf_attach_failed (ENOSPC), and 'other' gets none.
     The textfile holds the VMs running: vm1's and vm-rq's series are gone
-    once they ended; at the end vm2's page faults per vCPU are its rows'.
+    once they ended; at the recorder's end vm2's and vm-stall's stay, and
+    vm2's page faults per vCPU are its rows'.
     How soon vm2's first row came is printed."""
-    load("max_targets=5")
+    load("max_targets=6")
     os.makedirs(QEMUS_DIR, exist_ok=True)
     binary = os.path.join(QEMUS_DIR, "qemu-fake")
     shutil.copy(WORKLOAD, binary)
+    stall_bin = os.path.join(QEMUS_DIR, "qemu-stall")
+    shutil.copy(ARGVSTALL, stall_bin)
+    if not os.path.exists("/dev/fuse"):
+        sh("modprobe fuse", check_rc=False)
+    # A kernel with neither (the debug kernel): no vm-stall, said.
+    if os.path.exists("/dev/fuse"):
+        stall_mode = "fuse"
+    elif os.path.exists("/proc/sys/vm/unprivileged_userfaultfd"):
+        stall_mode = "uffd"
+    else:
+        stall_mode = None
+        print("  neither FUSE nor userfaultfd in this kernel: no vm-stall",
+              flush=True)
+    running = {"vm2", "vm-stall"} if stall_mode else {"vm2"}
     d = os.path.join(OUT, "hostwide")
     shutil.rmtree(d, ignore_errors=True)
     prom = os.path.join(OUT, "hostwide.prom")
@@ -159,6 +149,9 @@ def all_qemu_records_every_vm():
             stderr=subprocess.PIPE, text=True)
         wait_rows(d, "vm1")
         wait_rows(d, "vm-rq", timeout=60)
+        if stall_mode:
+            stall, _ = argvstall(stall_mode, "vm-stall", binary=stall_bin)
+            vms.append(stall)
         vm2 = FakeQemu(binary, "vm2")
         vms.append(vm2)
         first = wait_rows(d, "vm2") - vm2.ready_at
@@ -194,8 +187,8 @@ def all_qemu_records_every_vm():
               "vm2's episode stalled after vm1 ended")
         with open(prom) as f:
             live = prom_series(f.read(), "vcpuperf_page_faults_total")
-        check({k[0] for k in live} == {"vm2"}, "textfile while vm2 runs: "
-              "%s" % sorted(live))
+        check({k[0] for k in live} == running,
+              "textfile while %s run: %s" % (sorted(running), sorted(live)))
         rec.send_signal(signal.SIGINT)
         rc = rec.wait(timeout=60)
         rep2 = vm2.end()
@@ -207,7 +200,7 @@ def all_qemu_records_every_vm():
             if isinstance(vm, FakeQemu):
                 vm.kill()
             elif vm.poll() is None:
-                vm.kill()
+                vm.terminate()      # argvstall unmounts its FUSE
                 vm.wait()
     check(rc == 0, "recorder exit %d: %s" % (rc, rec.stderr.read()))
     print("  vm2's first row %.2f s after it was ready (scan every %g s, "
@@ -240,6 +233,15 @@ def all_qemu_records_every_vm():
     check({r["vcpu"] for r in rql if "event" not in r and
            r["tid"] is not None} == {0}, "vm-rq: vCPUs")
     check(rql[-1].get("event") == "perf_finished", "vm-rq not ended")
+    stl = [read_jsonl(p) for p in episodes(d, "vm-stall")]
+    if stall_mode:
+        check(len(stl) == 1 and
+              any(e.get("event") == "perf_process_started" and
+                  e.get("vm") == "vm-stall" for e in stl[0]),
+              "vm-stall (argv behind %s): %s" % (stall_mode, stl))
+        print("  vm-stall (argv behind %s): recorded, %d rows" %
+              (stall_mode, sum("event" not in x for x in stl[0])),
+              flush=True)
     with open(prom) as f:
         text = f.read()
     check("vcpuperf_up 0" in text, "textfile: not ended")
@@ -250,10 +252,12 @@ def all_qemu_records_every_vm():
     for r in rows2:
         want[("vm2", str(r["vcpu"]))] = (want.get(("vm2", str(r["vcpu"])),
                                                    0) + r["page_faults"])
-    check(final == want, "textfile at the end %s, vm2's rows %s" %
-          (final, want))
-    print("  textfile: vm2 alone once vm1 and vm-rq ended; its page "
-          "faults per vCPU = its rows' %s" % sorted(want.values()),
+    final2 = {k: v for k, v in final.items() if k[0] == "vm2"}
+    check(final2 == want and {k[0] for k in final} == running,
+          "textfile at the end %s, vm2's rows %s" % (final, want))
+    print("  textfile: %s once vm1 and vm-rq ended, kept at the end; "
+          "vm2's page faults per vCPU = its rows' %s" %
+          (" and ".join(sorted(running)), sorted(want.values())),
           flush=True)
     v3 = [read_jsonl(p) for p in episodes(d, "vm3")]
     check(len(v3) == 1 and len(v3[0]) == 1 and

@@ -216,14 +216,14 @@ FUSE_DIR = "/run/vp-argv-fuse"
 PROMPT_S = 5.0
 
 
-def argvstall(mode, name):
+def argvstall(mode, name, binary=ARGVSTALL):
     """tests/workload/argvstall (--uffd or --fuse): a QEMU-named process
     whose command line, past its first page, is behind something only it
     serves (SIGUSR1).  Returns (Popen, pid)."""
     ready = os.path.join(OUT, name + ".ready.json")
     if os.path.exists(ready):
         os.unlink(ready)
-    args = [ARGVSTALL, "--ready", ready, "--hold-ms", "120000"]
+    args = [binary, "--ready", ready, "--hold-ms", "120000"]
     if mode == "fuse":
         os.makedirs(FUSE_DIR, exist_ok=True)
         args += ["--fuse", FUSE_DIR]

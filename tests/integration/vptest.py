@@ -229,14 +229,14 @@ def dmesg_clean_since(mark):
 class Workload:
     """tests/workload/workload: threads named 'CPU <n>/KVM' doing known work."""
 
-    def __init__(self, name, *args):
+    def __init__(self, name, *args, binary=WORKLOAD):
         self.ready = os.path.join(OUT, name + ".ready.json")
         self.report = os.path.join(OUT, name + ".report.json")
         for p in (self.ready, self.report):
             if os.path.exists(p):
                 os.unlink(p)
         self.proc = subprocess.Popen(
-            [WORKLOAD, "--ready", self.ready, "--report", self.report] +
+            [binary, "--ready", self.ready, "--report", self.report] +
             list(args), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             text=True)
         deadline = time.time() + 30
