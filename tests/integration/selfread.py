@@ -355,6 +355,12 @@ def rmmod_with_read_held(src):
         try:
             check(control("attach tid=%d events=%s" % (dd.pid, EVENTS))
                   == 0, "attach dd")
+            # dd and the sampler on CPUs of their own: a pass finds dd on
+            # its CPU (in the kernel) and queues its read, which stays
+            # queued (a sampler sharing dd's CPU finds it switched out
+            # and reads it directly: nothing is queued to hold).
+            os.sched_setaffinity(dd.pid, {1})
+            pin_kthread("vcpuperf/0", {0})
             seen = {}
 
             def held():
@@ -367,7 +373,7 @@ def rmmod_with_read_held(src):
             if wait_for(held, 30, "the pending read to hold the module") \
                     == "ended":
                 print("  attempt %d: dd ended before status named its "
-                      "read; again" % (attempt + 1))
+                      "read; again (%s)" % (attempt + 1, read_stats()))
                 control("detach tid=%d" % dd.pid)
                 continue
             t0 = time.time()

@@ -758,6 +758,14 @@ def phase_fuzz(n, batch=int(os.environ.get("VP_FUZZ_BATCH", "1000"))):
 
 # ------------------------------------------------------- collections ---
 
+# A refused rmmod does not wait for the openers (the integration tests
+# bound it at vptest.RMMOD_REFUSED_S on an idle machine); here, with every
+# CPU busy with the workers, starting the rmmod process alone has taken
+# 7.2 s under the debug kernel.  That rmmod does not wait for the openers
+# is proven there, bounded tightly; this bound only catches a hang.
+RMMOD_REFUSED_BUSY_S = 30.0
+
+
 # One of 8 concurrent processes: cycles of open /dev/vcpuperf, interval,
 # attach (a churn thread list, the churn process, or the steady workload),
 # a few reads, sometimes stop and a read to end of file, close.  Prints
@@ -909,7 +917,7 @@ def phase_collections(n, procs=8, rmmods=3):
                 # (module exit then waits an RCU-tasks grace period).
                 check(p.returncode == 0 or "in use" in p.stderr,
                       "rmmod: %s" % p.stderr)
-                check(p.returncode == 0 or took < vptest.RMMOD_REFUSED_S,
+                check(p.returncode == 0 or took < RMMOD_REFUSED_BUSY_S,
                       "refused rmmod took %.1f s" % took)
                 if p.returncode == 0:
                     time.sleep(RNG.random() * 0.2)
