@@ -125,7 +125,6 @@ def setuid_exec_needs_the_openers_authority():
     reduced = Cat("suid-reduced", *args, prefix=ADMIN_ONLY)
     full = Cat("suid-root", *args)
     cats = (reduced, full)
-    w = None
     try:
         for c in cats:
             c.wait_started(1)

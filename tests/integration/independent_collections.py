@@ -23,7 +23,7 @@ import time
 from vptest import (Cat, TestFailure, Workload, by_tid, check, check_timing,
                     debug_allocator, delta, dev_control, load, meminfo, pct,
                     read_file, sh, task_clock_agrees, test, DEVICE, REPO,
-                    CAT, OUT)
+                    CAT, OUT, SLOW_KERNEL)
 
 MS = 1000000
 
@@ -321,21 +321,26 @@ def eight_collections_keep_their_grids():
     points falling with another's, it looks like; README, known
     problems).  At 1 s only the mean interval is checked (30 rows in 30
     s, 60 mixed: a "p99" of so few is the latest row, one TCG stall), so
-    no single collection runs alone at 1 s."""
+    no single collection runs alone at 1 s.  On a slow kernel
+    (vptest.SLOW_KERNEL), where lateness is not enforced, the single
+    collection does not run at all: the mean intervals are checked."""
     load()
     w = Workload("grid", "--threads", "1", "--hold-ms", "240000")
     seconds = 30
     local = tempfile.mkdtemp(prefix="vp-grid-")
     try:
         before, after = {}, {}
-        for ms in (10, 100):
+        # The single collection serves only the lateness bound, which a
+        # slow kernel does not enforce (vptest.SLOW_KERNEL): not run there.
+        alone_ms = () if SLOW_KERNEL else (10, 100)
+        for ms in alone_ms:
             before[ms] = run_grid("alone%d" % ms, [ms], w.tids[0],
                                   seconds / 2, local)
         mixed = [10, 10, 10, 100, 100, 100, 1000, 1000]
         # long enough for 30 points at 1 s
         together, ref_mixed = run_grid("mixed", mixed, w.tids[0], seconds,
                                        local)
-        for ms in (10, 100):
+        for ms in alone_ms:
             after[ms] = run_grid("after%d" % ms, [ms], w.tids[0],
                                  seconds / 2, local)
     finally:

@@ -10,11 +10,10 @@ refused adds, final counts) are read from its debugfs file."""
 import errno
 import json
 import os
-import subprocess
 import time
 
 from vptest import (Cat, TestFailure, Workload, check, control, load,
-                    read_file, sh, test, unload, REPO, MODULE)
+                    read_file, sh, test, unload, REPO)
 
 MS = 1000000
 
