@@ -242,13 +242,11 @@ static bool vp_sample_finish(struct vp_coll *c, struct vp_target *t,
 			     u32 exited, u64 window_ns, u64 runtime,
 			     u32 flags)
 {
-	u32 newly;
+	u32 newly, i;
+	bool gone;
 
 	vp_sample_rebase(t, s, counting);
 	newly = vp_sample_drop_errors(t, s, &counting, runtime);
-	bool gone;
-	u32 i;
-
 	gone = vp_sample_account(c, t, s, counting, exited & counting,
 				 window_ns, flags);
 	for (i = 0; i < t->nr_events; i++)
