@@ -19,6 +19,8 @@
 #                   in make check)
 #   make bench-arm64  the benchmark on the arm64 bed: every collector's
 #                   cost in instructions and VM exits (bench/README.md)
+#   make bench-lab-arm64  the same in the lab's shape: 16 and 64 VMs of
+#                   4 vCPUs, recorded per VM and host-wide
 #
 # KDIR defaults to the running kernel's build tree; on a machine without a
 # module-capable running kernel (CI, this project's build hosts) it falls
@@ -37,7 +39,7 @@ kdir = $(if $(KDIR),$(KDIR),$(if $(kver),/lib/modules/$(kver)/build))
 
 .PHONY: print-kver all module tool setup setup-demo check fresh-test demo clean fuzz kunit bench bench-smoke matrix dkms-test \
 	install install-module install-files uninstall uninstall-module uninstall-files install-test \
-	stress arm64-check bench-arm64 demo-arm64 setup-demo-arm64 check-host check-vm
+	stress arm64-check bench-arm64 bench-lab-arm64 demo-arm64 setup-demo-arm64 check-host check-vm
 
 all: module tool
 
@@ -98,6 +100,9 @@ arm64-check: setup
 
 bench-arm64: setup
 	scripts/bench-arm64.sh
+
+bench-lab-arm64: setup
+	scripts/bench-arm64.sh --lab
 
 dkms-test: setup
 	scripts/dkms-test.sh

@@ -58,6 +58,7 @@ import math
 import os
 import re
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -396,11 +397,13 @@ class Threads:
 
 class Vmm:
     """vpvmm with @n vCPUs, each to run a loop of @iters (2N + 6 guest
-    instructions), held until the time go() gives."""
+    instructions), held until the time go() gives; run as @binary (a
+    copy under a qemu* name, for vcpuperf-cat --all-qemu), its files in
+    @workdir."""
 
-    def __init__(self, n, iters, tag):
+    def __init__(self, n, iters, tag, binary=VMM, workdir="/tmp/bench-vmm"):
         self.tag = tag
-        self.dir = "/tmp/bench-vmm"
+        self.dir = workdir
         os.makedirs(self.dir, exist_ok=True)
         self.ready = os.path.join(self.dir, "ready")
         self.report = os.path.join(self.dir, "report")
@@ -412,7 +415,8 @@ class Vmm:
         self.done_r, done_w = os.pipe()
         go_r, self.go_w = os.pipe()
         self.p = subprocess.Popen(
-            [VMM, "-name", "guest=%s,debug-threads=on" % tag, "-uuid", UUID,
+            [binary, "-name", "guest=%s,debug-threads=on" % tag,
+             "-uuid", UUID,
              "--vcpus", str(n), "--phases", "loop:%d" % iters, "--wait-go",
              "--go-fd", str(go_r),
              "--hold", "--sched-idle", "--enter-early",
@@ -432,6 +436,17 @@ class Vmm:
         self.pid, self.tids = info["pid"], info["tids"]
         with open(VMCG + "/cgroup.procs", "w") as f:
             f.write(str(self.pid))
+
+    def kvm(self):
+        """KVM's counters of the VM (kvm_stats())."""
+        return kvm_stats(self.pid)
+
+    def sched(self):
+        """(CPU ns, slices) of every thread of the VMM."""
+        return xb.task_schedstat(self.pid)
+
+    def pin(self):
+        pin_maps(self.pid)
 
     def go(self, t_ns):
         """The vCPUs start at CLOCK_MONOTONIC @t_ns (the VMM's own timer);
@@ -464,17 +479,19 @@ class Collector:
     """One collector on the VMM's vCPU threads: start(), ready(),
     snap() (CPU of the tool and of the module), stop()."""
 
-    def __init__(self, kind, vmm, events, ims, tag):
+    def __init__(self, kind, vmm, events, ims, tag, name=None):
         self.kind, self.vmm, self.events, self.ims = kind, vmm, events, ims
         self.tag = tag
         self.p = None
         self.coll = None
         self.edge = {}
-        self.out = "/tmp/bench-%s" % kind
-        self.err = open("/tmp/bench-child.err", "w+")
+        self.out = "/tmp/bench-%s" % (name or kind)
+        self.err = open(self.out + ".err", "w+")
         for suffix in ("", ".rows", ".events", ".ready", ".sum", ".win"):
             if os.path.exists(self.out + suffix):
                 os.unlink(self.out + suffix)
+        if os.path.isdir(self.out + ".d"):
+            shutil.rmtree(self.out + ".d")
 
     def start(self):
         names = [e[0] for e in self.events]
@@ -484,7 +501,12 @@ class Collector:
         k = self.kind
         if k == "none":
             return
-        if k.startswith("vcpuperf-"):
+        if k == "vcpuperf-all-qemu":
+            os.makedirs(self.out + ".d")
+            argv = [CAT, "--all-qemu", "--output-dir", self.out + ".d",
+                    "--interval", "%dms" % self.ims, "--events",
+                    ",".join(names), "-o", self.out + ".host", "-q"]
+        elif k.startswith("vcpuperf-"):
             argv = [CAT, "--qemu", str(self.vmm.pid), "--interval",
                     "%dms" % self.ims, "--events", ",".join(names), "--read",
                     k.split("-", 1)[1], "-o", self.out + ".rows",
@@ -541,11 +563,13 @@ class Collector:
                     with open(self.out + ".ready") as f:
                         return int(f.read())
                 else:
-                    with open(self.out + ".rows") as f:
-                        for line in f:
-                            m = GRID_RE.search(line)
-                            if m:
-                                return int(m.group(1)) - int(m.group(2))
+                    for path in self.row_files():
+                        with open(path) as f:
+                            for line in f:
+                                m = GRID_RE.search(line)
+                                if m:
+                                    return int(m.group(1)) - \
+                                        int(m.group(2))
             except (OSError, ValueError):
                 pass
             time.sleep(0.05)
@@ -592,11 +616,34 @@ class Collector:
             return os.path.exists(self.out + ".ready")
         if k.startswith("perf"):
             return xb.file_has(self.out + ".rows", b'"interval"')
-        if not xb.file_has(self.out + ".rows", b'"t_mono_ns"'):
+        files = self.row_files()
+        if k == "vcpuperf-all-qemu" and len(files) < len(self.vmm.vms):
+            return False
+        if not all(xb.file_has(p, b'"t_mono_ns"') for p in files):
             return False
         if self.coll is None:
-            self.coll = xb.find_collection(self.p.pid)
+            self.coll = collection_of(self.p.pid)
         return True
+
+    def row_files(self):
+        """The files its rows go to: one, or with --all-qemu one per VM
+        (its episode)."""
+        if self.kind != "vcpuperf-all-qemu":
+            return [self.out + ".rows"]
+        d = self.out + ".d"
+        return [os.path.join(d, f) for f in sorted(os.listdir(d))] \
+            if os.path.isdir(d) else []
+
+    def pin(self):
+        """pin_maps() of the collector's process."""
+        if self.p is not None:
+            pin_maps(self.p.pid)
+
+    def write_window(self, t1, t2):
+        """Tell ureader the window [@t1, @t2] (its intervals in it)."""
+        if os.path.exists(self.out + ".ready"):
+            with open(self.out + ".win", "w") as f:
+                f.write("%d %d\n" % (t1, t2))
 
     def stderr(self):
         self.err.seek(0)
@@ -689,18 +736,42 @@ class Collector:
         if rc not in (0, -signal.SIGINT, -signal.SIGTERM, 130, 143):
             problems.append("%s: rc %d: %s" % (self.tag, rc, self.stderr()))
         n = 0
-        if os.path.exists(self.out + ".rows"):
-            with open(self.out + ".rows", "rb") as f:
-                n = sum(1 for _ in f)
+        for path in self.row_files():
+            if os.path.exists(path):
+                with open(path, "rb") as f:
+                    # an episode holds its VM's lifecycle lines too
+                    n += sum(1 for ln in f
+                             if self.kind != "vcpuperf-all-qemu" or
+                             b'"event"' not in ln)
         return n
+
+
+def collection_of(pid):
+    """The collection process @pid opened and its sampler kthread, by the
+    status file's owner (several collectors may start together)."""
+    for comm, kp in xb.kthreads("vcpuperf/").items():
+        n = comm.split("/")[1]
+        if not n.isdigit() or n == "0":
+            continue
+        st = xb.status(int(n))
+        if st and st.get("owner") == pid:
+            return {"id": int(n), "kpid": kp, "last_k": None}
+    problems.append("no collection owned by %d" % pid)
+    return {"id": None, "kpid": None}
 
 
 def run(cfg, kind, tag, phase_ns):
     n, ne, ims, work = cfg
-    events = EVENTS[ne]
     iters = (work // n - 6) // 2
     vmm = Vmm(n, iters, "bench")
-    c = Collector(kind, vmm, events, ims, tag)
+    c = Collector(kind, vmm, EVENTS[ne], ims, tag)
+    return measure(vmm, c, ims, kind, tag, phase_ns)
+
+
+def measure(vmm, c, ims, kind, tag, phase_ns):
+    """One run of collector @c (its kind @kind) on the VM(s) @vmm (a Vmm,
+    or anything with its methods), started at @phase_ns of the tick:
+    the figures of its window."""
     files = {}
     try:
         at_tick_phase(phase_ns)
@@ -714,11 +785,10 @@ def run(cfg, kind, tag, phase_ns):
         # its first entry to the guest): their figures are read away
         # from it, before the wait below; the collector's next to it,
         # from files kept open (Reread).
-        k1, (v1, w1) = kvm_stats(vmm.pid), xb.task_schedstat(vmm.pid)
+        k1, (v1, w1) = vmm.kvm(), vmm.sched()
         base = c.grid_base()
-        pin_maps(vmm.pid)
-        if c.p is not None:
-            pin_maps(c.p.pid)
+        vmm.pin()
+        c.pin()
         c.open_edges()
         files = dict(irqs=Reread("/proc/interrupts"),
                      softirqs=Reread("/proc/softirqs"))
@@ -767,10 +837,8 @@ def run(cfg, kind, tag, phase_ns):
         q2 = per_cpu_counts(files["softirqs"].read())
         s2 = c.snap()
         st2 = c.status()
-        (v2, w2), k2 = xb.task_schedstat(vmm.pid), kvm_stats(vmm.pid)
-        if os.path.exists(c.out + ".ready"):
-            with open(c.out + ".win", "w") as f:
-                f.write("%d %d\n" % (t1, t2))
+        (v2, w2), k2 = vmm.sched(), vmm.kvm()
+        c.write_window(t1, t2)
     finally:
         c.close_edges()
         for f in files.values():

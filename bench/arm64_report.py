@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """The arm64 bed benchmark's report (scripts/bench-arm64.sh):
 
-    arm64_report.py ARM64_JSON[,ARM64_JSON...] META_JSON OUTDIR
+    arm64_report.py ARM64_JSON[,ARM64_JSON...] META_JSON OUTDIR [NAME]
 
 Reads what bench/arm64.py measured and writes OUTDIR/arm64.json (every
 figure, every run's) and OUTDIR/arm64.md: per configuration and collector
@@ -11,7 +11,9 @@ exits per vCPU per tick the collector caused, with their reasons; each
 figure a run's (boot's) median of its passes, the mean of the runs, with
 the runs' largest disagreement; the interrupts that were not a scheduler
 tick (the collector's own) per run; then the goals of issue 23, each met
-or not."""
+or not.  NAME arm64-lab (bench/arm64_lab.py's results, many VMs at once)
+writes OUTDIR/arm64-lab.{json,md} with issue 36's goals for the lab's
+shape."""
 
 import json
 import sys
@@ -166,7 +168,8 @@ def combine(per_run):
 
 ORDER = ["vcpuperf-direct", "vcpuperf-kick", "vcpuperf-lazy", "perf",
          "perf-group", "ureader", "ureader-group", "ureader-group-jsonl",
-         "floor"]
+         "floor", "vcpuperf-per-vm", "vcpuperf-all-qemu", "perf-per-vm",
+         "ureader-group-jsonl-per-vm", "ureader-group-jsonl-host"]
 
 
 def order(k):
@@ -227,10 +230,42 @@ def load_runs(paths):
     return vm
 
 
+def lab_goals(c):
+    """Issue 36's goals for the lab's shape in configuration @c: (config,
+    goal, met, figures)."""
+    col = c["collectors"]
+    hw, pv = col.get("vcpuperf-all-qemu"), col.get("vcpuperf-per-vm")
+    up, uh = col.get("ureader-group-jsonl-per-vm"), \
+        col.get("ureader-group-jsonl-host")
+    pf = col.get("perf-per-vm")
+    out = []
+    if hw and up:
+        out.append((c["name"], "host-wide recorder at most half of "
+                    "ureader-group-jsonl per VM", hw["total"] <=
+                    0.5 * up["total"], "%.0f vs %.0f instructions per "
+                    "sample (%.2f)" % (hw["total"], up["total"],
+                                       hw["total"] / up["total"])))
+    if hw and uh:
+        out.append((c["name"], "host-wide recorder below the host-wide "
+                    "ureader", hw["total"] < uh["total"],
+                    "%.0f vs %.0f" % (hw["total"], uh["total"])))
+    if pv and up:
+        out.append((c["name"], "vcpuperf-cat per VM below "
+                    "ureader-group-jsonl per VM", pv["total"] < up["total"],
+                    "%.0f vs %.0f" % (pv["total"], up["total"])))
+    if pf and hw:
+        out.append((c["name"], "perf stat -I per VM at least 20x the "
+                    "host-wide recorder", pf["total"] >= 20 * hw["total"],
+                    "%.1fx" % (pf["total"] / hw["total"])))
+    return out
+
+
 def main():
     vm = load_runs(sys.argv[1])
     meta = json.load(open(sys.argv[2]))
     outdir = sys.argv[3]
+    report = sys.argv[4] if len(sys.argv) > 4 else "arm64"
+    lab = report == "arm64-lab"
     res = dict(meta=meta, kernel=vm["kernel"], perf=vm["perf"],
                passes=vm["passes"], events=vm["events"], configs=[],
                problems=vm.get("problems", []),
@@ -257,6 +292,9 @@ def main():
                 agree[name][1] += 1
                 agree[name][0] += s <= 0.02
                 agree[name][2] = max(agree[name][2], s)
+        if lab:
+            goals += lab_goals(c)
+            continue
         if c["vcpus"] < 64 or c["events"] < 8:
             continue
         col = c["collectors"]
@@ -313,14 +351,17 @@ def main():
             within_1=sum(d <= 1 for d in exits_apart),
             within_2=sum(d <= 2 for d in exits_apart),
             largest=max(exits_apart))
-    with open(outdir + "/arm64.json", "w") as f:
+    with open("%s/%s.json" % (outdir, report), "w") as f:
         json.dump(res, f, indent=1)
 
     w = []
-    w.append("# vcpuperf benchmark on the arm64 bed\n")
-    w.append("`make bench-arm64` (`scripts/bench-arm64.sh`), commit `%s`%s, "
+    w.append("# vcpuperf benchmark on the arm64 bed%s\n" %
+             (": the lab's shape" if lab else ""))
+    w.append("`make bench-%sarm64` (`scripts/bench-arm64.sh%s`), commit "
+             "`%s`%s, "
              "kernel %s, %s, %s; %s, %.0f s.\n" %
-             (meta["commit"][:12], " (dirty tree)" if meta["dirty"] else "",
+             ("lab-" if lab else "", " --lab" if lab else "",
+              meta["commit"][:12], " (dirty tree)" if meta["dirty"] else "",
               res["kernel"], res["perf"], meta.get("qemu", "?"),
               meta.get("runs", "one boot"), meta["script_seconds"]))
     w.append("One emulated CPU, `-icount shift=0`: CPU time in ns is "
@@ -345,6 +386,10 @@ def main():
              "perf stat -I falls behind at 10 ms).  Events: 4 = %s; "
              "8 = %s.\n" %
              (", ".join(res["events"]["4"]), ", ".join(res["events"]["8"])))
+    if lab:
+        w.append("N VMs x k vCPU threads, each VM its own VMM process "
+                 "(bench/arm64_lab.py); a collector per VM is the sum of "
+                 "its processes and samplers, its intervals their mean.\n")
     for c in res["configs"]:
         w.append("\n## %s (%d vCPU threads, %d events, %d ms; default "
                  "read mode %s; %s M guest instructions a run)\n" % (
@@ -373,8 +418,8 @@ def main():
         if c.get("none_own_irqs_run"):
             w.append("\nWithout a collector, interrupts not a tick per "
                      "run: %s." % span(c["none_own_irqs_run"]))
-    w.append("\n## Goals (default read mode, 64 threads x 8 events and "
-             "above)\n")
+    w.append("\n## Goals (default read mode%s)\n" %
+             ("" if lab else ", 64 threads x 8 events and above"))
     for g in res["goals"]:
         w.append("- %s: %s: %s (%s)" % (g["config"], g["goal"],
                                         "met" if g["met"] else "NOT met",
@@ -394,7 +439,7 @@ def main():
         w.append("\n## Problems\n")
         for p in res["problems"]:
             w.append("- " + p.replace("\n", " "))
-    with open(outdir + "/arm64.md", "w") as f:
+    with open("%s/%s.md" % (outdir, report), "w") as f:
         f.write("\n".join(w) + "\n")
 
 

@@ -3,7 +3,7 @@
 # in instructions and in VM exits, on vCPU threads that run guest code
 # (make bench-arm64).
 #
-# Usage: scripts/bench-arm64.sh [--smoke] [--out DIR]
+# Usage: scripts/bench-arm64.sh [--lab] [--smoke] [--out DIR]
 #
 #   (default)  8, 64 and 256 vCPU threads x 4 and 8 events x 10 and
 #              100 ms (400 M to 15,000 M guest instructions a run:
@@ -14,6 +14,11 @@
 #              of the host's load); about two hours (7,588 s); results
 #              in bench/results/arm64.{md,json}
 #   --smoke    8x4x100ms and 64x8x10ms, one pass; bench/results/smoke-arm64
+#   --lab      the lab's shape instead (make bench-lab-arm64): 16 and 64
+#              VMs of 4 vCPU threads, each its own VMM, x 4 and 8 events
+#              x 10 and 100 ms, recorded per VM and host-wide
+#              (bench/arm64_lab.py); results in
+#              bench/results/arm64-lab.{md,json}; with --smoke 16x4x4x100ms
 #   --out DIR  write arm64.{md,json} to DIR (inside the repository)
 #
 # While developing, VP_BENCH_ONLY=64x8x10ms[,...] runs only those
@@ -38,9 +43,11 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 smoke=""
 out=""
+lab=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--smoke) smoke=--smoke; shift ;;
+	--lab) lab=1; shift ;;
 	--out) [ $# -ge 2 ] || { echo "bench-arm64: --out needs a directory" >&2; exit 2; }
 		out=$2; shift 2 ;;
 	-h | --help) sed -n '2,/^set -eu/{/^set -eu/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
@@ -85,6 +92,12 @@ echo "==== bench-arm64: build for $ARM64_KVER"
 		"$build/bench/ureader"
 } >"$build/build.log" 2>&1 || { tail -n 30 "$build/build.log"; echo "bench-arm64: build failed" >&2; exit 1; }
 
+# the lab: 64 VMMs and up to 64 perf stat processes at once
+if [ -n "$lab" ]; then
+	name=arm64-lab script=bench/arm64_lab.py mem=4096
+else
+	name=arm64 script=bench/arm64.py mem=2048
+fi
 export VP_MODULE=$build/kmod/vcpuperf.ko VP_CAT=$build/tool/vcpuperf-cat \
 	VP_VMM=$build/vmm/vpvmm VP_UREADER=$build/bench/ureader \
 	VP_FLOOR=$build/floor/vpfloor.ko
@@ -97,32 +110,32 @@ pids=()
 for i in $(seq 1 $runs); do
 	mkdir -p "$work/$i"
 	scripts/vm-run.sh --arch arm64 --kernel "$ARM64_KERNEL" --modules-dir "$ARM64_MODDIR" \
-		--busybox "$ARM64_BUSYBOX" --root "$ARM64_ROOT" --mem 2048 --smp 1 \
+		--busybox "$ARM64_BUSYBOX" --root "$ARM64_ROOT" --mem $mem --smp 1 \
 		--append "psi=0 cgroup_disable=memory nokaslr norandmaps" --timeout $tmo --out "$work/$i" \
 		--log "$work/$i/console.log" -- \
-		python3 bench/arm64.py $smoke --passes "$passes" --out /tmp/out >"$work/$i/vm-run.log" 2>&1 &
+		python3 $script $smoke --passes "$passes" --out /tmp/out >"$work/$i/vm-run.log" 2>&1 &
 	pids+=($!)
 done
 rc=0
 jsons=""
 for i in $(seq 1 $runs); do
 	wait "${pids[$((i - 1))]}" || rc=$?
-	if [ ! -f "$work/$i/arm64.json" ]; then
+	if [ ! -f "$work/$i/$name.json" ]; then
 		echo "bench-arm64: run $i produced no results ($work/$i/console.log)" >&2
 		exit 1
 	fi
-	jsons=${jsons:+$jsons,}$work/$i/arm64.json
+	jsons=${jsons:+$jsons,}$work/$i/$name.json
 done
 end=$(date +%s)
 printf '{"script_seconds": %d, "commit": "%s", "dirty": %s, "qemu": "%s", "runs": "%s"}\n' \
 	$((end - start)) "$commit" $dirty \
 	"$(qemu-system-aarch64 --version | head -n 1)" \
 	"$runs boot(s) side by side, $passes pass(es) each" >"$work/meta.json"
-python3 bench/arm64_report.py "$jsons" "$work/meta.json" "$out"
+python3 bench/arm64_report.py "$jsons" "$work/meta.json" "$out" "$name"
 for i in $(seq 1 $runs); do
-	mv "$work/$i/console.log" "$out/arm64-console-$i.log" 2>/dev/null || true
-	mv "$work/$i/arm64.json" "$out/arm64-raw-$i.json"
+	mv "$work/$i/console.log" "$out/$name-console-$i.log" 2>/dev/null || true
+	mv "$work/$i/$name.json" "$out/$name-raw-$i.json"
 done
 rm -rf "$work"
-echo "==== bench-arm64: results in $out/arm64.md ($((end - start)) s)"
-[ "$rc" -eq 0 ] || { echo "bench-arm64: FAILED (bed rc $rc, see problems in $out/arm64.md)" >&2; exit 1; }
+echo "==== bench-arm64: results in $out/$name.md ($((end - start)) s)"
+[ "$rc" -eq 0 ] || { echo "bench-arm64: FAILED (bed rc $rc, see problems in $out/$name.md)" >&2; exit 1; }

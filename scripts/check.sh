@@ -103,6 +103,9 @@ grep -E '^(not )?ok [0-9]+ - |^#   |passed, |^arm64-check' "$OUT/arm64-check.log
 step "bench: smoke of make bench-arm64 (about a minute; no figure fails it)"
 scripts/bench-arm64.sh --smoke --out "$OUT/bench-arm64" || step_failed "bench-arm64 smoke"
 
+step "bench: smoke of make bench-lab-arm64 (16 VMs of 4 vCPUs, every collector once; no figure fails it)"
+scripts/bench-arm64.sh --lab --smoke --out "$OUT/bench-lab-arm64" || step_failed "bench-lab-arm64 smoke"
+
 step "VM: integration tests (Debian kernel ${KVER:-newest installed}, TCG)"
 # vm_suite DIR: the integration suite in a VM of 2 multi-threaded TCG
 # vCPUs, its console in DIR/console.log.

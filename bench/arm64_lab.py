@@ -1,0 +1,286 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""The lab's shape on the arm64 bed, guest side: many small VMs at once,
+each its own VMM process, recorded per VM or host-wide.  Run as root in
+the bed (scripts/bench-arm64.sh --lab) from the repository root.
+
+    arm64_lab.py [--smoke] [--passes N] --out DIR
+
+Each configuration is N VMs x k vCPU threads x events x interval: N test
+VMMs (tests/vmm/vpvmm, copied as qemu-vpvmm so that vcpuperf-cat
+--all-qemu takes them for QEMUs), named vm00, vm01, ..., each held before
+its guest until one common "go"; then every vCPU runs the same loop and
+the window ends with the last.  Everything else (the tick's phase of each
+pass, the quiet bed, the VMs' idle cgroup, the shares) is bench/arm64.py's
+run, with sums over the VMs and over the collectors:
+
+  vcpuperf-per-vm     vcpuperf-cat --qemu PID per VM (one collection and
+                      one sampler each), default read mode: the README's
+                      per-VM way (contrib/vcpuperf@.service)
+  vcpuperf-all-qemu   one vcpuperf-cat --all-qemu --output-dir: one
+                      collection for every VM, an episode file per VM
+  perf-per-vm         perf stat --per-thread -t TIDS -I per VM (the way
+                      labs recorded before)
+  ureader-group-jsonl-per-vm  bench/ureader --group --jsonl per VM
+  ureader-group-jsonl-host    one bench/ureader --group --jsonl on every
+                      VM's threads (its rows all carry the first VM's
+                      pid and name: the cost is the same)
+
+A sample is one event of one vCPU thread in one interval, over all VMs;
+a collector per VM is read as the sum of its processes (tool), samplers
+(module) and the intervals they read (their mean).
+Writes DIR/arm64-lab.json; exits 1 only on breakage, never on a figure."""
+
+import json
+import os
+import shutil
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import arm64 as a  # noqa: E402
+import bench as xb  # noqa: E402
+
+QEMU_BIN = "/run/bench-qemus/qemu-vpvmm"
+VCPUS = 4
+# Guest instructions per run, by vCPU threads in all and interval: as
+# bench/arm64.py's WORK_M for the same number of threads.
+LAB_WORK_M = {(64, 10): 800, (64, 100): 6000, (256, 10): 400,
+              (256, 100): 1500}
+# (VMs, vCPUs each, events, interval ms, guest instructions per run)
+FULL = [(n, VCPUS, e, ms, LAB_WORK_M[n * VCPUS, ms] * 1000000)
+        for n in (16, 64) for e in (4, 8) for ms in (10, 100)]
+SMOKE = [(16, VCPUS, 4, 100, 400000000)]
+COLLECTORS = ["none", "vcpuperf-per-vm", "vcpuperf-all-qemu",
+              "perf-per-vm", "ureader-group-jsonl-per-vm",
+              "ureader-group-jsonl-host"]
+# What each per-VM collector runs for one VM (Collector kinds).
+PER_VM = {"vcpuperf-per-vm": "vcpuperf-auto", "perf-per-vm": "perf",
+          "ureader-group-jsonl-per-vm": "ureader-group-jsonl"}
+
+
+class VmGroup:
+    """@n Vmm of @k vCPUs each, with the Vmm methods measure() uses over
+    all of them: go at one time, CPU and KVM counters summed, one report
+    of every vCPU."""
+
+    def __init__(self, n, k, iters):
+        self.vms = []
+        self.tag = "host"
+        try:
+            for i in range(n):
+                self.vms.append(a.Vmm(k, iters, "vm%02d" % i, binary=QEMU_BIN,
+                                      workdir="/tmp/bench-vmm-%02d" % i))
+        except Exception:
+            self.stop()
+            raise
+        self.pid = self.vms[0].pid
+        self.tids = [t for v in self.vms for t in v.tids]
+
+    def kvm(self):
+        out = {}
+        for v in self.vms:
+            for k, n in v.kvm().items():
+                out[k] = out.get(k, 0) + n
+        return out
+
+    def sched(self):
+        ns = slices = 0
+        for v in self.vms:
+            a_ns, a_sl = v.sched()
+            ns += a_ns
+            slices += a_sl
+        return ns, slices
+
+    def pin(self):
+        self.vms[0].pin()   # the same program and libraries for all
+
+    def go(self, t_ns):
+        for v in self.vms:
+            v.go(t_ns)
+
+    def wait_done(self, timeout):
+        deadline = time.monotonic() + timeout
+        for v in self.vms:
+            v.wait_done(max(1, deadline - time.monotonic()))
+
+    def stop(self):
+        reps = [v.stop() for v in self.vms]
+        if not self.vms or not all(reps):
+            return None
+        return {"vcpus": [c for r in reps for c in r["vcpus"]],
+                "go_ns": max(r["go_ns"] for r in reps)}
+
+
+class PerVm:
+    """One Collector per VM, with the Collector methods measure() uses
+    over all of them."""
+
+    def __init__(self, kind, group, events, ims, tag):
+        self.kind = kind
+        self.members = [a.Collector(PER_VM[kind], v, events, ims,
+                                    "%s.%s" % (tag, v.tag),
+                                    name="%s-%s" % (kind, v.tag))
+                        for v in group.vms]
+        self.p = None
+
+    def start(self):
+        for m in self.members:
+            m.start()
+
+    def ready(self):
+        return all(m.ready() for m in self.members)
+
+    def grid_base(self):
+        return self.members[0].grid_base()
+
+    def pin(self):
+        self.members[0].pin()
+
+    def open_edges(self):
+        for m in self.members:
+            m.open_edges()
+
+    def close_edges(self):
+        for m in self.members:
+            m.close_edges()
+
+    def snap(self):
+        out = {"tool": 0, "kthread": 0, "self": 0}
+        faults = None
+        for m in self.members:
+            s = m.snap()
+            for k in out:
+                out[k] += s.get(k, 0)
+            if "faults" in s:
+                f = s["faults"]
+                faults = f if faults is None else \
+                    (faults[0] + f[0], faults[1] + f[1])
+        if faults is not None:
+            out["faults"] = faults
+        return out
+
+    def status(self):
+        sts = [m.status() for m in self.members]
+        if not all(sts):
+            return {}
+        out = {k: sum(st.get(k, 0) for st in sts) for k in (
+            "passes", "missed", "produced", "dropped", "direct", "self",
+            "kicks", "self_us")}
+        # passes: a collection's, the mean (as ticks below)
+        out["passes"] /= len(sts)
+        out["mode_now"] = sts[0].get("mode_now")
+        return out
+
+    def write_window(self, t1, t2):
+        for m in self.members:
+            m.write_window(t1, t2)
+
+    def ticks(self, t1, t2, s1, s2, st1, st2):
+        # The members' own status snapshots are not kept: vcpuperf's
+        # intervals are the collections' mean passes (status()).
+        if PER_VM[self.kind].startswith("vcpuperf"):
+            return st2.get("passes", 0) - st1.get("passes", 0) \
+                if st1 and st2 else None
+        t = [m.ticks(t1, t2, None, None, None, None) for m in self.members]
+        return None if any(x is None for x in t) else sum(t) / len(t)
+
+    def stop(self):
+        return sum(m.stop() or 0 for m in self.members)
+
+
+def collector(kind, group, events, ims, tag):
+    if kind in PER_VM:
+        return PerVm(kind, group, events, ims, tag)
+    if kind == "ureader-group-jsonl-host":
+        return a.Collector("ureader-group-jsonl", group, events, ims, tag,
+                           name=kind)
+    return a.Collector(kind, group, events, ims, tag)
+
+
+def run(cfg, kind, tag, phase_ns):
+    n, k, ne, ims, work = cfg
+    iters = (work // (n * k) - 6) // 2
+    group = VmGroup(n, k, iters)
+    c = collector(kind, group, a.EVENTS[ne], ims, tag)
+    return a.measure(group, c, ims, kind, tag, phase_ns)
+
+
+def main():
+    smoke = "--smoke" in sys.argv
+    out = sys.argv[sys.argv.index("--out") + 1]
+    passes = int(sys.argv[sys.argv.index("--passes") + 1]) \
+        if "--passes" in sys.argv else (1 if smoke else 2)
+    configs = SMOKE if smoke else FULL
+    only = os.environ.get("VP_BENCH_ONLY")
+    if only:
+        configs = [c for c in configs
+                   if "%dx%dx%dx%dms" % c[:4] in only.split(",")]
+    kinds = COLLECTORS
+    if os.environ.get("VP_BENCH_COLLECTORS"):
+        kinds = [k for k in COLLECTORS
+                 if k in os.environ["VP_BENCH_COLLECTORS"].split(",")]
+    xb.raise_nofile()
+    os.makedirs(os.path.dirname(QEMU_BIN), exist_ok=True)
+    shutil.copy(a.VMM, QEMU_BIN)
+    mark = len(xb.sh("dmesg").splitlines())
+    t_start = time.monotonic()
+    result = dict(mode="smoke" if smoke else "full", passes=passes,
+                  kernel=os.uname().release, nproc=os.cpu_count(),
+                  perf=xb.sh("perf --version").strip(),
+                  events={str(k): [e[0] for e in v]
+                          for k, v in a.EVENTS.items()},
+                  collectors=COLLECTORS, configs=[])
+    if os.path.isdir("/sys/module/vcpuperf"):
+        xb.sh("rmmod vcpuperf")
+    xb.sh("insmod %s" % a.VPKO)
+    a.vm_sched()
+    a.quiet_bed()
+    for cfg in configs:
+        n, k, ne, ims, work = cfg
+        name = "%dx%dx%dx%dms" % (n, k, ne, ims)
+        c = dict(name=name, vms=n, vcpus=n * k, events=ne, interval_ms=ims,
+                 guest_instructions=work, passes=[])
+        result["configs"].append(c)
+        for p in range(passes):
+            runs = {}
+            for kind in kinds:
+                tag = "%s.%s.%d" % (name, kind, p)
+                t0 = time.monotonic()
+                try:
+                    runs[kind] = run(cfg, kind, tag, p * a.TICK_NS // passes)
+                except Exception as e:  # noqa: BLE001
+                    a.problems.append("%s: %r" % (tag, e))
+                    continue
+                r = runs[kind]
+                a.log("%-14s %-27s pass %d: %.1f s wall, window %.3f s, "
+                      "vmm %.1f M, tool %.2f M, kthread %.2f M, exits %d" %
+                      (name, kind, p, time.monotonic() - t0,
+                       r["window_ns"] / 1e9, r["vmm_ns"] / 1e6,
+                       r["tool_ns"] / 1e6, r["kthread_ns"] / 1e6,
+                       r["kvm"].get("exits", -1)))
+            c["passes"].append(runs)
+            with open(os.path.join(out, "arm64-lab.json"), "w") as f:
+                json.dump(result, f, indent=1)
+    try:
+        xb.sh("rmmod vcpuperf")
+    except Exception as e:  # noqa: BLE001
+        a.problems.append("rmmod vcpuperf: %r" % e)
+    lines = xb.sh("dmesg").splitlines()[mark:]
+    bad = [ln for ln in lines if any(b in ln for b in (
+        "WARNING:", "BUG:", "Oops", "Call trace", "Call Trace"))]
+    if bad:
+        a.problems.append("kernel log: " + "\n".join(bad[:20]))
+    result["bench_seconds"] = time.monotonic() - t_start
+    result["problems"] = a.problems + xb.problems
+    with open(os.path.join(out, "arm64-lab.json"), "w") as f:
+        json.dump(result, f, indent=1)
+    a.log("lab done in %.1f s, %d problem(s)" % (result["bench_seconds"],
+                                               len(result["problems"])))
+    for p in result["problems"]:
+        a.log("PROBLEM:", p)
+    return 1 if result["problems"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
