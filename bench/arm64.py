@@ -888,20 +888,28 @@ def measure(vmm, c, ims, kind, tag, phase_ns):
     return res
 
 
-def main():
+def options(full, smoke_configs, collectors, name):
+    """The command line and the VP_BENCH_* variables: (smoke, out
+    directory, passes, configurations, collectors); @name(cfg) is a
+    configuration's name as VP_BENCH_ONLY gives it."""
     smoke = "--smoke" in sys.argv
     out = sys.argv[sys.argv.index("--out") + 1]
     passes = int(sys.argv[sys.argv.index("--passes") + 1]) \
         if "--passes" in sys.argv else (1 if smoke else 2)
-    configs = SMOKE if smoke else FULL
+    configs = smoke_configs if smoke else full
     only = os.environ.get("VP_BENCH_ONLY")
     if only:
-        configs = [c for c in configs
-                   if "%dx%dx%dms" % c[:3] in only.split(",")]
-    kinds = COLLECTORS
+        configs = [c for c in configs if name(c) in only.split(",")]
+    kinds = collectors
     if os.environ.get("VP_BENCH_COLLECTORS"):
-        kinds = [k for k in COLLECTORS
+        kinds = [k for k in collectors
                  if k in os.environ["VP_BENCH_COLLECTORS"].split(",")]
+    return smoke, out, passes, configs, kinds
+
+
+def begin(smoke, passes, collectors):
+    """Load the module and quiet the bed: (the result to fill in, the
+    kernel log's length, the start time)."""
     xb.raise_nofile()
     mark = len(xb.sh("dmesg").splitlines())
     t_start = time.monotonic()
@@ -910,41 +918,18 @@ def main():
                   perf=xb.sh("perf --version").strip(),
                   events={str(k): [e[0] for e in v]
                           for k, v in EVENTS.items()},
-                  collectors=COLLECTORS, configs=[])
+                  collectors=collectors, configs=[])
     if os.path.isdir("/sys/module/vcpuperf"):
         xb.sh("rmmod vcpuperf")
     xb.sh("insmod %s" % VPKO)
     vm_sched()
     quiet_bed()
-    for cfg in configs:
-        n, ne, ims, work = cfg
-        name = "%dx%dx%dms" % (n, ne, ims)
-        c = dict(name=name, vcpus=n, events=ne, interval_ms=ims,
-                 guest_instructions=work, passes=[])
-        result["configs"].append(c)
-        for p in range(passes):
-            runs = {}
-            for kind in kinds:
-                tag = "%s.%s.%d" % (name, kind, p)
-                t0 = time.monotonic()
-                try:
-                    runs[kind] = run(cfg, kind, tag,
-                                     p * TICK_NS // passes)
-                except Exception as e:  # noqa: BLE001
-                    problems.append("%s: %r" % (tag, e))
-                    continue
-                r = runs[kind]
-                log("%-12s %-20s pass %d: %.1f s wall, window %.3f s, "
-                    "vmm %.1f M, tool %.2f M, kthread %.2f M, exits %d, "
-                    "own irqs %d-%d in %d ticks" %
-                    (name, kind, p, time.monotonic() - t0,
-                     r["window_ns"] / 1e9, r["vmm_ns"] / 1e6,
-                     r["tool_ns"] / 1e6, r["kthread_ns"] / 1e6,
-                     r["kvm"].get("exits", -1), r["own_irqs"][0],
-                     r["own_irqs"][1], r["sched_ticks"]))
-            c["passes"].append(runs)
-            with open(os.path.join(out, "arm64.json"), "w") as f:
-                json.dump(result, f, indent=1)
+    return result, mark, t_start
+
+
+def end(result, path, mark, t_start):
+    """Unload the module, check the kernel log since @mark, write
+    @result to @path: the exit status (1 on any problem)."""
     try:
         xb.sh("rmmod vcpuperf")
     except Exception as e:  # noqa: BLE001
@@ -956,13 +941,56 @@ def main():
         problems.append("kernel log: " + "\n".join(bad[:20]))
     result["bench_seconds"] = time.monotonic() - t_start
     result["problems"] = problems + xb.problems
-    with open(os.path.join(out, "arm64.json"), "w") as f:
+    with open(path, "w") as f:
         json.dump(result, f, indent=1)
     log("done in %.1f s, %d problem(s)" % (result["bench_seconds"],
                                            len(result["problems"])))
     for p in result["problems"]:
         log("PROBLEM:", p)
     return 1 if result["problems"] else 0
+
+
+def passes_of(c, cfg, kinds, passes, run_fn, result, path):
+    """The @passes passes of configuration @cfg (its entry @c in @result,
+    which is written to @path after each): every collector of @kinds by
+    @run_fn(cfg, kind, tag, phase), pass p at p/@passes of the tick."""
+    for p in range(passes):
+        runs = {}
+        for kind in kinds:
+            tag = "%s.%s.%d" % (c["name"], kind, p)
+            t0 = time.monotonic()
+            try:
+                runs[kind] = run_fn(cfg, kind, tag, p * TICK_NS // passes)
+            except Exception as e:  # noqa: BLE001
+                problems.append("%s: %r" % (tag, e))
+                continue
+            r = runs[kind]
+            log("%-14s %-27s pass %d: %.1f s wall, window %.3f s, "
+                "vmm %.1f M, tool %.2f M, kthread %.2f M, exits %d, "
+                "own irqs %d-%d in %d ticks" %
+                (c["name"], kind, p, time.monotonic() - t0,
+                 r["window_ns"] / 1e9, r["vmm_ns"] / 1e6,
+                 r["tool_ns"] / 1e6, r["kthread_ns"] / 1e6,
+                 r["kvm"].get("exits", -1), r["own_irqs"][0],
+                 r["own_irqs"][1], r["sched_ticks"]))
+        c["passes"].append(runs)
+        with open(path, "w") as f:
+            json.dump(result, f, indent=1)
+
+
+def main():
+    smoke, out, passes, configs, kinds = options(
+        FULL, SMOKE, COLLECTORS, lambda c: "%dx%dx%dms" % c[:3])
+    result, mark, t_start = begin(smoke, passes, COLLECTORS)
+    for cfg in configs:
+        n, ne, ims, work = cfg
+        name = "%dx%dx%dms" % (n, ne, ims)
+        c = dict(name=name, vcpus=n, events=ne, interval_ms=ims,
+                 guest_instructions=work, passes=[])
+        result["configs"].append(c)
+        passes_of(c, cfg, kinds, passes, run, result,
+                  os.path.join(out, "arm64.json"))
+    return end(result, os.path.join(out, "arm64.json"), mark, t_start)
 
 
 if __name__ == "__main__":

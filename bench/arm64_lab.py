@@ -31,7 +31,6 @@ a collector per VM is read as the sum of its processes (tool), samplers
 (module) and the intervals they read (their mean).
 Writes DIR/arm64-lab.json; exits 1 only on breakage, never on a figure."""
 
-import json
 import os
 import shutil
 import sys
@@ -39,7 +38,6 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import arm64 as a  # noqa: E402
-import bench as xb  # noqa: E402
 
 QEMU_BIN = "/run/bench-qemus/qemu-vpvmm"
 VCPUS = 4
@@ -207,79 +205,21 @@ def run(cfg, kind, tag, phase_ns):
 
 
 def main():
-    smoke = "--smoke" in sys.argv
-    out = sys.argv[sys.argv.index("--out") + 1]
-    passes = int(sys.argv[sys.argv.index("--passes") + 1]) \
-        if "--passes" in sys.argv else (1 if smoke else 2)
-    configs = SMOKE if smoke else FULL
-    only = os.environ.get("VP_BENCH_ONLY")
-    if only:
-        configs = [c for c in configs
-                   if "%dx%dx%dx%dms" % c[:4] in only.split(",")]
-    kinds = COLLECTORS
-    if os.environ.get("VP_BENCH_COLLECTORS"):
-        kinds = [k for k in COLLECTORS
-                 if k in os.environ["VP_BENCH_COLLECTORS"].split(",")]
-    xb.raise_nofile()
+    smoke, out, passes, configs, kinds = a.options(
+        FULL, SMOKE, COLLECTORS, lambda c: "%dx%dx%dx%dms" % c[:4])
     os.makedirs(os.path.dirname(QEMU_BIN), exist_ok=True)
     shutil.copy(a.VMM, QEMU_BIN)
-    mark = len(xb.sh("dmesg").splitlines())
-    t_start = time.monotonic()
-    result = dict(mode="smoke" if smoke else "full", passes=passes,
-                  kernel=os.uname().release, nproc=os.cpu_count(),
-                  perf=xb.sh("perf --version").strip(),
-                  events={str(k): [e[0] for e in v]
-                          for k, v in a.EVENTS.items()},
-                  collectors=COLLECTORS, configs=[])
-    if os.path.isdir("/sys/module/vcpuperf"):
-        xb.sh("rmmod vcpuperf")
-    xb.sh("insmod %s" % a.VPKO)
-    a.vm_sched()
-    a.quiet_bed()
+    result, mark, t_start = a.begin(smoke, passes, COLLECTORS)
     for cfg in configs:
         n, k, ne, ims, work = cfg
         name = "%dx%dx%dx%dms" % (n, k, ne, ims)
         c = dict(name=name, vms=n, vcpus=n * k, events=ne, interval_ms=ims,
                  guest_instructions=work, passes=[])
         result["configs"].append(c)
-        for p in range(passes):
-            runs = {}
-            for kind in kinds:
-                tag = "%s.%s.%d" % (name, kind, p)
-                t0 = time.monotonic()
-                try:
-                    runs[kind] = run(cfg, kind, tag, p * a.TICK_NS // passes)
-                except Exception as e:  # noqa: BLE001
-                    a.problems.append("%s: %r" % (tag, e))
-                    continue
-                r = runs[kind]
-                a.log("%-14s %-27s pass %d: %.1f s wall, window %.3f s, "
-                      "vmm %.1f M, tool %.2f M, kthread %.2f M, exits %d" %
-                      (name, kind, p, time.monotonic() - t0,
-                       r["window_ns"] / 1e9, r["vmm_ns"] / 1e6,
-                       r["tool_ns"] / 1e6, r["kthread_ns"] / 1e6,
-                       r["kvm"].get("exits", -1)))
-            c["passes"].append(runs)
-            with open(os.path.join(out, "arm64-lab.json"), "w") as f:
-                json.dump(result, f, indent=1)
-    try:
-        xb.sh("rmmod vcpuperf")
-    except Exception as e:  # noqa: BLE001
-        a.problems.append("rmmod vcpuperf: %r" % e)
-    lines = xb.sh("dmesg").splitlines()[mark:]
-    bad = [ln for ln in lines if any(b in ln for b in (
-        "WARNING:", "BUG:", "Oops", "Call trace", "Call Trace"))]
-    if bad:
-        a.problems.append("kernel log: " + "\n".join(bad[:20]))
-    result["bench_seconds"] = time.monotonic() - t_start
-    result["problems"] = a.problems + xb.problems
-    with open(os.path.join(out, "arm64-lab.json"), "w") as f:
-        json.dump(result, f, indent=1)
-    a.log("lab done in %.1f s, %d problem(s)" % (result["bench_seconds"],
-                                               len(result["problems"])))
-    for p in result["problems"]:
-        a.log("PROBLEM:", p)
-    return 1 if result["problems"] else 0
+        a.passes_of(c, cfg, kinds, passes, run, result,
+                    os.path.join(out, "arm64-lab.json"))
+    return a.end(result, os.path.join(out, "arm64-lab.json"), mark,
+                 t_start)
 
 
 if __name__ == "__main__":
