@@ -15,6 +15,9 @@
 #include "control.h"
 #include "readfile.h"
 
+/* A reason: status's last_error is an errno name, ": " and the reason. */
+#define VC_REASON_LEN	(VCPUPERF_ERR_LEN + 32)
+
 #define VC_DEBUGFS_MNT	"/sys/kernel/debug"
 #define VC_MODULE_DIR	"/sys/module/vcpuperf"
 #define VC_STATUS_MAX	(64U << 10)
@@ -287,41 +290,66 @@ static int vc_last_error(const char *dir, char *buf, size_t len)
 }
 
 /**
+ * vc_command() - write one command to a collection, saying nothing
+ * @fd:		the device, or the debugfs control file
+ * @dir:	the vcpuperf debugfs directory (for the status file), or
+ *		NULL for no reason through debugfs
+ * @cmd:	the command, without newline
+ * @why:	the reason for a failure, "" when there is none: the
+ *		collection's own (VCPUPERF_IOC_LAST_ERROR) on the device, the
+ *		default collection's last_error from the status file
+ *		through debugfs
+ * @len:	size of @why, at least 1
+ *
+ * Return: 0, or the positive errno of the write.
+ */
+int vc_command(int fd, const char *dir, const char *cmd, char *why,
+	       size_t len)
+{
+	struct vcpuperf_error e;
+	size_t n = strlen(cmd);
+	ssize_t got;
+	int err;
+
+	why[0] = '\0';
+	do {
+		got = write(fd, cmd, n);
+	} while (got < 0 && errno == EINTR);
+	if (got == (ssize_t)n)
+		return 0;
+	err = got < 0 ? errno : EIO;
+	/* The device tells the reason to its own writer only. */
+	if (!ioctl(fd, VCPUPERF_IOC_LAST_ERROR, &e)) {
+		if (e.error)
+			snprintf(why, len, "%s", e.reason);
+	} else if (dir && (vc_last_error(dir, why, len) || !strcmp(why,
+								   "none"))) {
+		why[0] = '\0';
+	}
+	return err;
+}
+
+/**
  * vc_control() - write one command to a collection
  * @fd:		the device, or the debugfs control file
  * @dir:	the vcpuperf debugfs directory (for the status file)
  * @cmd:	the command, without newline
  *
- * On failure prints the errno name and the reason: the collection's own
- * (VCPUPERF_IOC_LAST_ERROR) on the device, the default collection's
- * last_error from the status file through debugfs.
+ * On failure prints the errno name and the reason (vc_command()).
  *
  * Return: 0 or -errno.
  */
 int vc_control(int fd, const char *dir, const char *cmd)
 {
-	struct vcpuperf_error e;
-	char why[512];
-	size_t len = strlen(cmd);
-	ssize_t n;
-	int err;
+	char why[VC_REASON_LEN];
+	int err = vc_command(fd, dir, cmd, why, sizeof(why));
 
-	do {
-		n = write(fd, cmd, len);
-	} while (n < 0 && errno == EINTR);
-	if (n == (ssize_t)len)
+	if (!err)
 		return 0;
-	err = n < 0 ? errno : EIO;
 	fprintf(stderr, VC_NAME ": control command '%s' failed: %s (%s)",
 		cmd, vp_errno_name(err), strerror(err));
-	/* The device tells the reason to its own writer only. */
-	if (!ioctl(fd, VCPUPERF_IOC_LAST_ERROR, &e)) {
-		if (e.error)
-			fprintf(stderr, ": %s", e.reason);
-	} else if (!vc_last_error(dir, why, sizeof(why)) && why[0] &&
-		   strcmp(why, "none")) {
+	if (why[0])
 		fprintf(stderr, ": %s", why);
-	}
 	fputc('\n', stderr);
 	return -err;
 }

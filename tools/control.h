@@ -29,6 +29,8 @@ struct vc_files {
 
 int vc_open_module(const char *dir, const char *device, bool control,
 		   struct vc_files *files);
+int vc_command(int fd, const char *dir, const char *cmd, char *why,
+	       size_t len);
 int vc_control(int fd, const char *dir, const char *cmd);
 
 #endif /* _VC_CONTROL_H */

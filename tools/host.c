@@ -13,9 +13,9 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "control.h"
 #include "episodes.h"
 #include "host.h"
 
@@ -55,30 +55,6 @@ void vc_host_free(struct vc_host *h)
 	vc_qemus_free(&h->qs);
 }
 
-/*
- * Write one attach command; 0, or the positive errno with the module's
- * reason in @why.
- */
-static int vc_host_command(struct vc_host *h, const char *cmd, char *why,
-			   size_t len)
-{
-	size_t n = strlen(cmd);
-	struct vcpuperf_error e;
-	ssize_t got;
-	int err;
-
-	do {
-		got = write(h->ctl, cmd, n);
-	} while (got < 0 && errno == EINTR);
-	if (got == (ssize_t)n)
-		return 0;
-	err = got < 0 ? errno : EIO;
-	why[0] = '\0';
-	if (!ioctl(h->ctl, VCPUPERF_IOC_LAST_ERROR, &e) && e.error)
-		snprintf(why, len, "%s", e.reason);
-	return err;
-}
-
 /* Attach QEMU @q: 0, or -1 when it could not be (said in its episode). */
 static int vc_host_attach(struct vc_host *h, struct vc_qemu *q)
 {
@@ -93,7 +69,7 @@ static int vc_host_attach(struct vc_host *h, struct vc_qemu *q)
 	n = vp_build_attach_flags(cmd, sizeof(cmd), n, h->flags);
 	if (n < 0)
 		return -1;	/* checked at start: cannot happen */
-	err = vc_host_command(h, cmd, why, sizeof(why));
+	err = vc_command(h->ctl, NULL, cmd, why, sizeof(why));
 	if (!err) {
 		h->attached++;
 		return 0;
