@@ -613,11 +613,11 @@ def ring_follows_the_stream():
                 rc = c.stop()
             check(rc == 0, "%s: exit %d: %s" % (name, rc, c.stderr))
             drops = sum(e.get("count", 0) for e in c.events("perf_dropped"))
-            res[name] = (ring, rate, d1, d2, drops, len(c.rows()))
+            res[name] = (ring, rate, d1, d2, drops, c.row_count())
             print("  %-5s ring %d KiB, stream %.0f KiB/s, dropped %d before "
                   "the stall, %d after (%d in perf_dropped), %d rows" %
                   (name, ring // 1024, rate / 1024, d1, d2, drops,
-                   len(c.rows())))
+                   res[name][5]))
         ring, rate, d1, d2, drops, rows = res["auto"]
         # it must have grown wherever 2 s of the stream exceed the 4 MiB
         # it starts with (6.1, 6.12, 7.2: 4-8 MiB/s); the debug kernel's
@@ -650,8 +650,9 @@ def ring_follows_the_stream():
         rc = c.stop()
     finally:
         w.kill()
-    check(rc == 0 and c.rows(), "ring refused: exit %d, %d rows: %s" %
-          (rc, len(c.rows()), c.stderr))
+    nrows = c.row_count()
+    check(rc == 0 and nrows, "ring refused: exit %d, %d rows: %s" %
+          (rc, nrows, c.stderr))
     check(ring == 1024 * 1024, "ring changed to %d bytes" % ring)
     said = [l for l in c.stderr.splitlines() if "the ring stays at" in l]
     check(len(said) == 1 and "1024 KiB" in said[0],

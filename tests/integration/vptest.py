@@ -338,6 +338,16 @@ class Cat:
     def rows(self):
         return load_jsonl(self.rows_path)
 
+    def row_count(self):
+        """How many rows were written, without parsing them (a tmpfs file
+        of 100,000 rows takes 10 s or more to parse under TCG)."""
+        try:
+            with open(self.rows_path, "rb") as f:
+                return sum(chunk.count(b"\n")
+                           for chunk in iter(lambda: f.read(1 << 20), b""))
+        except FileNotFoundError:
+            return 0
+
     def events(self, name=None):
         ev = load_jsonl(self.events_path)
         return [e for e in ev if name is None or e.get("event") == name]
