@@ -766,78 +766,15 @@ def phase_fuzz(n, batch=int(os.environ.get("VP_FUZZ_BATCH", "1000"))):
 RMMOD_REFUSED_BUSY_S = 30.0
 
 
-# One of 8 concurrent processes: cycles of open /dev/vcpuperf, interval,
-# attach (a churn thread list, the churn process, or the steady workload),
-# a few reads, sometimes stop and a read to end of file, close.  Prints
-# "cycle N" after each (the driver counts what a SIGKILL left) and exits 3
-# at the first errno outside the documented set.
-COLL_WORKER = r"""
-import errno, os, random, sys
-dev, churn_pid, steady, quota, seed = (sys.argv[1], int(sys.argv[2]),
-                                       sys.argv[3], int(sys.argv[4]),
-                                       int(sys.argv[5]))
-rng = random.Random(seed)
-OPEN_OK = (errno.ENOENT, errno.ENODEV, errno.ENXIO)   # between rmmod/insmod
-WRITE_OK = (0, errno.ESRCH, errno.EEXIST, errno.ENODEV)
-def cmd(fd, c):
-    try:
-        os.write(fd, c.encode())
-        return 0
-    except OSError as e:
-        return e.errno
-def tids():
-    try:
-        return os.listdir("/proc/%d/task" % churn_pid)
-    except OSError:
-        return []
-done = refused = 0
-while done < quota:
-    try:
-        fd = os.open(dev, os.O_RDWR | os.O_NONBLOCK)
-    except OSError as e:
-        if e.errno not in OPEN_OK:
-            print("open: %s" % errno.errorcode.get(e.errno), flush=True)
-            sys.exit(3)
-        refused += 1
-        import time; time.sleep(0.02)
-        continue
-    try:
-        e = cmd(fd, "interval %dms" % rng.randint(1, 10))
-        k = rng.random()
-        if k < 0.4:
-            t = rng.sample(tids(), min(len(tids()), rng.randint(1, 6)))
-            target = "tid=" + ",".join(t) if t else "pid=%d" % churn_pid
-        elif k < 0.7:
-            target = "qemu=%d" % churn_pid
-        else:
-            target = "tid=" + steady
-        for c in ("attach %s events=task-clock,context-switches" % target,
-                  "ring %dK" % rng.choice((64, 128, 256))):
-            e2 = cmd(fd, c)
-            if e2 not in WRITE_OK and not (c.startswith("ring") and
-                                           e2 in (errno.EBUSY,
-                                                  errno.ENOSPC)):
-                print("%s: %s" % (c, errno.errorcode.get(e2)), flush=True)
-                sys.exit(3)
-        for _ in range(rng.randint(0, 5)):
-            try:
-                if os.read(fd, rng.choice((1, 64, 4096, 65536))) == b"":
-                    break
-            except BlockingIOError:
-                import time; time.sleep(rng.random() * 0.01)
-        if rng.random() < 0.3 and cmd(fd, "stop") == 0:
-            for _ in range(1000):
-                try:
-                    if os.read(fd, 65536) == b"":
-                        break
-                except BlockingIOError:
-                    import time; time.sleep(0.002)
-    finally:
-        os.close(fd)
-    done += 1
-    print("cycle %d" % done, flush=True)
-print("done %d refused %d" % (done, refused), flush=True)
-"""
+# One of the concurrent users: tests/stress/collworker (its file says what
+# a cycle is).  It prints "cycle N" after each (the driver counts what a
+# SIGKILL left) and exits 3 at the first errno outside the documented set.
+COLLWORKER = os.path.join(REPO, "tests", "stress", "collworker")
+
+# The chance that the driver's pass (every 0.2 s) SIGKILLs one worker, so
+# that kills land in every part of a cycle: about one kill per two cycles
+# in the debug kernel.
+KILL_CHANCE = 0.6
 
 
 def slab_unreclaimable():
@@ -883,7 +820,7 @@ def phase_collections(n, procs=8, rmmods=3):
 
     def spawn(i):
         p = subprocess.Popen(
-            [sys.executable, "-c", COLL_WORKER, "/dev/vcpuperf",
+            [COLLWORKER, "/dev/vcpuperf",
              str(ch.pid), str(steady.tids[0]), str(quota - done_by(i)),
              str(RNG.randrange(1 << 30))], stdout=subprocess.PIPE, text=True)
         r = threading.Thread(target=follow, args=((i, p.pid), p.stdout),
@@ -926,7 +863,7 @@ def phase_collections(n, procs=8, rmmods=3):
                 log("  rmmod round %d at %d cycles: %s in %.2fs" %
                     (rounds, total, "through" if p.returncode == 0 else
                      "refused", took))
-            elif RNG.random() < 0.15:
+            elif RNG.random() < KILL_CHANCE:
                 alive = [p for p, _ in workers.values() if p.poll() is None]
                 if alive:
                     RNG.choice(alive).kill()
