@@ -50,4 +50,4 @@ fi
 vp_profile "$profile" "$smp"
 vp_profile_build
 rm -rf "$out"
-vp_profile_vm --timeout 2400 --out "$out" -- python3 tests/integration/run.py "$@"
+vp_profile_vm --timeout 2400 --idle "$VP_IDLE_S" --out "$out" -- python3 tests/integration/run.py "$@"

@@ -13,6 +13,7 @@
 #                   result_line and result_add of result-lib.sh, which read
 #                   such lines back)
 #   step, step_failed   the headed steps of check.sh and check-host.sh
+#   VP_IDLE_S       vm-run.sh --idle for the integration suites
 #   vp_help, vp_outdir, vp_warnings, vp_copy_sources, vp_dkms_conf
 #   vp_host_kver, vp_matrix_kvers   the host kernels of the test matrix
 #   vp_profile and vp_profile_*     the kernel profiles (below)
@@ -23,6 +24,11 @@ VCPUPERF_CACHE=${VCPUPERF_CACHE:-${HOME:-/tmp}/.cache/vcpuperf}
 prog=${prog:-$(basename "$0" .sh)}
 # shellcheck source=scripts/result-lib.sh
 . "$top/scripts/result-lib.sh"
+
+# A suite's console silent this long is a hung guest (vm-run.sh --idle):
+# the longest a test stays silent is about two minutes (the debug kernel's
+# kmemleak scan, a reader of 16,000 rows a second).
+VP_IDLE_S=${VP_IDLE_S:-300}
 
 log() { echo "$prog: $*" >&2; }
 die() { echo "$prog: error: $*" >&2; exit 1; }

@@ -89,7 +89,7 @@ vm_tests() {
 	# shellcheck disable=SC2086 # the test names are words
 	(cd "$top" && VP_MODULE=$dir/kmod/vcpuperf.ko \
 		VP_TESTPMU=$dir/testpmu/vp_testpmu.ko \
-		scripts/vm-run.sh "$@" --smp "$smp" --timeout 1800 \
+		scripts/vm-run.sh "$@" --smp "$smp" --timeout 1800 --idle "$VP_IDLE_S" \
 		--out "$dir/$sub" -- python3 tests/integration/run.py $names)
 	rc=$?
 	set -e

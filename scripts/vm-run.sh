@@ -22,6 +22,9 @@
 #                      thread=single) instead of one thread per vCPU
 #   --mem MB           guest memory (default 2048)
 #   --timeout SEC      kill qemu after SEC seconds (default 600) -> exit 124
+#   --idle SEC         kill qemu when the console log has not grown for SEC
+#                      seconds (a hung guest; backtraces asked for first,
+#                      as before a timeout) -> exit 124
 #   --out DIR          host dir shared writable at /tmp/out in the guest
 #                      (default: fresh mktemp -d; its path is printed)
 #   --append ARGS      extra kernel command line
@@ -75,6 +78,7 @@ smp=""
 accel=tcg
 mem=2048
 timeout_s=600
+idle_s=""
 out=""
 append=""
 logfile=""
@@ -91,6 +95,7 @@ while [ $# -gt 0 ]; do
 	--tcg-single) accel=tcg,thread=single; shift ;;
 	--mem) [ $# -ge 2 ] || die "$1 needs an argument"; mem=$2; shift 2 ;;
 	--timeout) [ $# -ge 2 ] || die "$1 needs an argument"; timeout_s=$2; shift 2 ;;
+	--idle) [ $# -ge 2 ] || die "$1 needs an argument"; idle_s=$2; shift 2 ;;
 	--out) [ $# -ge 2 ] || die "$1 needs an argument"; out=$2; shift 2 ;;
 	--append) [ $# -ge 2 ] || die "$1 needs an argument"; append=$2; shift 2 ;;
 	--log) [ $# -ge 2 ] || die "$1 needs an argument"; logfile=$2; shift 2 ;;
@@ -111,7 +116,7 @@ arm64)
 	;;
 *) die "--arch: x86_64 or arm64" ;;
 esac
-case "$smp$mem$timeout_s" in *[!0-9]*) die "--smp/--mem/--timeout need integers" ;; esac
+case "$smp$mem$timeout_s$idle_s" in *[!0-9]*) die "--smp/--mem/--timeout/--idle need integers" ;; esac
 [ -d "$rootdir" ] || die "root '$rootdir' not found"
 rootdir=$(cd "$rootdir" && pwd)
 
@@ -434,6 +439,19 @@ fi
 # for the backtraces of its CPUs and its blocked tasks (console log level
 # raised first), so that the console log says where it hung.
 hang_dump_s=30
+# hang_dump: the x86 guest's backtraces on its console (SysRq over the
+# monitor); nothing on arm64.
+hang_dump() {
+	[ "$arch" = x86_64 ] || return 0
+	python3 - "$mondir/monitor" <<'PY' || true
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+for key in ("9", "l", "w"):
+    s.sendall(b"sendkey alt-sysrq-%s\n" % key.encode())
+    time.sleep(3)
+PY
+}
 mondir=$(mktemp -d "${TMPDIR:-/tmp}/vm-run-mon.XXXXXX")
 monitor=(-monitor none)
 dumper=""
@@ -446,32 +464,68 @@ if [ "$arch" = x86_64 ]; then
 			sleep $((timeout_s - hang_dump_s)) &
 			nap=$!
 			wait "$nap"
-			python3 - "$mondir/monitor" <<'PY' || true
-import socket, sys, time
-s = socket.socket(socket.AF_UNIX)
-s.connect(sys.argv[1])
-for key in ("9", "l", "w"):
-    s.sendall(b"sendkey alt-sysrq-%s\n" % key.encode())
-    time.sleep(3)
-PY
+			hang_dump
 		) >/dev/null 2>&1 &
 		dumper=$!
 	fi
 fi
 
+# With --idle, a watcher kills the guest once its console has been silent
+# for idle_s seconds (after asking for its backtraces), and says so in a
+# file: a livelocked guest then costs minutes rather than the whole
+# --timeout.  QEMU then runs in the background so that the watcher can
+# signal it.
+qemu_argv=("$qemu" -nodefaults -no-user-config -display none
+	"${machine[@]}" -smp "$smp" -m "$mem"
+	-kernel "$kernel" -initrd "$initrd" -append "$cmdline"
+	-chardev "stdio,id=con,signal=on,logfile=$(qesc "$logfile")"
+	-serial chardev:con "${monitor[@]}" -no-reboot
+	-virtfs "local,path=$(qesc "$rootdir"),mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
+	-virtfs "local,path=$(qesc "$out"),mount_tag=out,security_model=none,multidevs=remap")
+[ -z "$workfs" ] || qemu_argv+=(-virtfs "$workfs")
+idler=""
+idle_mark="$mondir/idle"
 set +e
-timeout --foreground -k 10 "$timeout_s" \
-	$qemu \
-	-nodefaults -no-user-config -display none \
-	"${machine[@]}" -smp "$smp" -m "$mem" \
-	-kernel "$kernel" -initrd "$initrd" -append "$cmdline" \
-	-chardev "stdio,id=con,signal=on,logfile=$(qesc "$logfile")" \
-	-serial chardev:con "${monitor[@]}" -no-reboot \
-	-virtfs "local,path=$(qesc "$rootdir"),mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
-	-virtfs "local,path=$(qesc "$out"),mount_tag=out,security_model=none,multidevs=remap" \
-	${workfs:+-virtfs "$workfs"} \
-	</dev/null
-qrc=$?
+if [ -n "$idle_s" ]; then
+	timeout -k 10 "$timeout_s" "${qemu_argv[@]}" </dev/null &
+	qpid=$!
+	(
+		last=0
+		quiet=0
+		while kill -0 "$qpid" 2>/dev/null; do
+			sleep 10
+			size=$(stat -c %s "$logfile" 2>/dev/null || echo 0)
+			if [ "$size" != "$last" ]; then
+				last=$size
+				quiet=0
+				continue
+			fi
+			quiet=$((quiet + 10))
+			if [ "$quiet" -ge "$idle_s" ]; then
+				hang_dump
+				touch "$idle_mark"
+				kill -TERM "$qpid"
+				exit 0
+			fi
+		done
+	) >/dev/null 2>&1 &
+	idler=$!
+	wait "$qpid"
+	qrc=$?
+	kill "$idler" 2>/dev/null
+	wait "$idler" 2>/dev/null
+	if [ -e "$idle_mark" ]; then
+		set -e
+		kill "$dumper" 2>/dev/null || true
+		rm -rf "$mondir"
+		log "IDLE: no console output for ${idle_s}s, qemu killed (console log: $logfile); its tail:"
+		tail -n 120 "$logfile" >&2 || true
+		exit 124
+	fi
+else
+	timeout --foreground -k 10 "$timeout_s" "${qemu_argv[@]}" </dev/null
+	qrc=$?
+fi
 set -e
 if [ -n "$dumper" ]; then
 	kill "$dumper" 2>/dev/null || true
