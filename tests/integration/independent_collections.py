@@ -630,9 +630,12 @@ def ring_follows_the_stream():
         check(d2 == 0 and drops == 0, "auto: %d records dropped" % d2)
         ring, rate, d1, d2, drops, rows = res["fixed"]
         check(ring == 256 * 1024, "--ring 256K: ring %d bytes" % ring)
-        check(d2 > d1 and drops == d2,
-              "fixed ring: the stall dropped %d (events say %d)" %
-              (d2 - d1, drops))
+        # d2 is read a second after the stall; a reader slower than the
+        # stream (the debug kernel) goes on dropping until the stop, and
+        # perf_dropped reports those too
+        check(d2 > d1 and d2 <= drops,
+              "fixed ring: the stall dropped %d, %d in all, events say %d" %
+              (d2 - d1, d2, drops))
     finally:
         w.kill()
         shutil.rmtree(local, ignore_errors=True)

@@ -369,8 +369,12 @@ def load_jsonl(path):
         try:
             with open(path) as f:
                 for line in f:
-                    if line.endswith("\n"):
-                        out.append(json.loads(line))
+                    # A line still being written ends the read: the file
+                    # iterator would go on past end of file with the
+                    # rest of that line as a line of its own.
+                    if not line.endswith("\n"):
+                        break
+                    out.append(json.loads(line))
             return out
         except OSError as e:
             if e.errno != errno.ENODATA or attempt == READ_RETRIES - 1:
