@@ -772,8 +772,9 @@ RMMOD_REFUSED_BUSY_S = 30.0
 COLLWORKER = os.path.join(REPO, "tests", "stress", "collworker")
 
 # The chance that the driver's pass (every 0.2 s) SIGKILLs one worker, so
-# that kills land in every part of a cycle: about one kill per two cycles
-# in the debug kernel.
+# that kills land in every part of a cycle; never more kills than cycles
+# done, so that the last workers are not killed faster than they finish
+# (a kill every pass and no bound took 371 s and 529 kills).
 KILL_CHANCE = 0.6
 
 
@@ -834,16 +835,23 @@ def phase_collections(n, procs=8, rmmods=3):
         deadline = time.time() + 1200
         next_rmmod = [n * (k + 1) // (rmmods + 1) for k in range(rmmods)]
         while time.time() < deadline:
+            # Done when every worker has exited and none was killed short
+            # of its quota (judged on one poll() each: a worker killed
+            # after the check would otherwise end the phase unreplaced).
+            pending = False
             for i, (p, r) in list(workers.items()):
                 rc = p.poll()
                 check(rc in (None, 0, -signal.SIGKILL),
                       "worker %d failed (exit %s)" % (i, rc))
-                if rc == -signal.SIGKILL:
+                if rc is None:
+                    pending = True
+                elif rc == -signal.SIGKILL:
                     r.join(5)
                     if done_by(i) < quota:
                         spawn(i)
+                        pending = True
             total = sum(counts.values())
-            if all(p.poll() is not None for p, _ in workers.values()):
+            if not pending:
                 break
             if next_rmmod and total >= next_rmmod[0]:
                 next_rmmod.pop(0)
@@ -863,7 +871,7 @@ def phase_collections(n, procs=8, rmmods=3):
                 log("  rmmod round %d at %d cycles: %s in %.2fs" %
                     (rounds, total, "through" if p.returncode == 0 else
                      "refused", took))
-            elif RNG.random() < KILL_CHANCE:
+            elif kills < total and RNG.random() < KILL_CHANCE:
                 alive = [p for p, _ in workers.values() if p.poll() is None]
                 if alive:
                     RNG.choice(alive).kill()
