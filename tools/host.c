@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A host-wide recording (--all-qemu): every scan period the read loop
- * asks for a scan of /proc (qemus.c); each QEMU found is attached to the
- * tool's one collection with the command --qemu PID would send (the same
- * events, modes and flags), and the module from then on samples it, picks
- * up its later vCPU threads and ends it when it exits, as for --qemu.  An
+ * asks for a look for new QEMUs (qemus.c): the first look, and every
+ * look where the kernel's process events cannot be had (procwatch.c), is
+ * a scan of /proc; the others read the execs and process ends the kernel
+ * queued since and check the new QEMUs only.  Each QEMU found is attached
+ * to the tool's one collection with the command --qemu PID would send
+ * (the same events, modes and flags), and the module from then on samples
+ * it, picks up its later vCPU threads and ends it when it exits, as for
+ * --qemu.  An
  * attach the module refuses (the opener's authority, its limits: at most
  * VCPUPERF_MAX_GROUPS processes and max_targets threads per collection)
  * gets an episode file of its own that says why (perf_attach_failed); the
@@ -30,7 +34,7 @@
  * @match:	--match glob, or NULL
  * @period_ns:	--scan-interval, 0 for VC_SCAN_DEFAULT_NS
  *
- * The first scan is due at once.
+ * The first look is due at once.
  */
 void vc_host_init(struct vc_host *h, struct vc_episodes *eps, int ctl,
 		  const char *events, __u32 mods, __u32 flags,
@@ -44,6 +48,7 @@ void vc_host_init(struct vc_host *h, struct vc_episodes *eps, int ctl,
 	h->mods = mods;
 	h->flags = flags;
 	h->period_ns = period_ns ? period_ns : VC_SCAN_DEFAULT_NS;
+	h->pw.fd = -1;
 }
 
 /**
@@ -52,6 +57,7 @@ void vc_host_init(struct vc_host *h, struct vc_episodes *eps, int ctl,
  */
 void vc_host_free(struct vc_host *h)
 {
+	vc_procwatch_close(&h->pw);
 	vc_qemus_free(&h->qs);
 }
 
@@ -83,10 +89,50 @@ static int vc_host_attach(struct vc_host *h, struct vc_qemu *q)
 	return -1;
 }
 
+/* One process event from the kernel. */
+static void vc_host_event(void *arg, enum vc_proc_what what, int pid)
+{
+	struct vc_host *h = arg;
+
+	if (what == VC_PROC_EXEC)
+		vc_qemus_exec(&h->qs, pid);
+	else
+		vc_qemus_exit(&h->qs, pid);
+}
+
+/*
+ * The new QEMUs by the kernel's process events: how many are ready, or -1
+ * when /proc has to be scanned instead.
+ */
+static int vc_host_events(struct vc_host *h)
+{
+	int n;
+
+	if (h->pw.fd < 0 || !h->scanned)
+		return -1;
+	n = vc_procwatch_read(&h->pw, vc_host_event, h);
+	if (n == -ENOBUFS) {
+		h->rescans++;	/* events lost: the scan sees what they said */
+		return -1;
+	}
+	if (n < 0) {
+		fprintf(stderr, VC_NAME ": process events connector: %s; "
+			"scanning /proc every --scan-interval from now on\n",
+			strerror(-n));
+		vc_procwatch_close(&h->pw);
+		return -1;
+	}
+	return vc_qemus_recheck(&h->qs);
+}
+
 /**
- * vc_host_scan() - scan for new QEMUs and attach them
+ * vc_host_scan() - look for new QEMUs and attach them
  * @h:		the recording
- * @now:	CLOCK_MONOTONIC now; the next scan is due a period later
+ * @now:	CLOCK_MONOTONIC now; the next look is due a period later
+ *
+ * The first look starts listening to the kernel's process events (or
+ * says on stderr why it cannot), then scans /proc for the QEMUs already
+ * running.
  *
  * Return: 0, or -1 when /proc cannot be read (said on stderr).
  */
@@ -95,8 +141,16 @@ int vc_host_scan(struct vc_host *h, __u64 now)
 	size_t i;
 	int found;
 
+	if (!h->scanned && vc_procwatch_open(&h->pw))
+		fprintf(stderr, VC_NAME ": process events connector: %s; "
+			"scanning /proc every --scan-interval instead\n",
+			h->pw.why);
 	h->next_ns = now + h->period_ns;
-	found = vc_qemus_scan(&h->qs);
+	found = vc_host_events(h);
+	if (found < 0) {
+		found = vc_qemus_scan(&h->qs);
+		h->scanned = true;
+	}
 	if (found < 0) {
 		fprintf(stderr, VC_NAME ": scanning %s: %s\n", h->qs.proc,
 			strerror(-found));

@@ -91,8 +91,9 @@ static const char vc_usage_head[] =
 "                      qemu-PID), closed after its perf_finished; -o\n"
 "                      gets what belongs to no VM (created if missing)\n"
 "  --match GLOB        with --all-qemu: only VMs whose NAME matches GLOB\n"
-"  --scan-interval DUR with --all-qemu: how often /proc is scanned for\n"
-"                      new QEMUs, N[ms|s|m] (no unit: s; default 1s)\n"
+"  --scan-interval DUR with --all-qemu: how often new QEMUs are looked\n"
+"                      for (the kernel's process events, else a scan\n"
+"                      of /proc), N[ms|s|m] (no unit: s; default 1s)\n"
 "\n"
 "Counters:\n";
 

@@ -203,6 +203,72 @@ static void vc_qemus_sweep(struct vc_qemus *qs)
 	qs->nr = o;
 }
 
+/* Drop entry @i, keeping the others in the order they were found. */
+static void vc_qemus_drop(struct vc_qemus *qs, size_t i)
+{
+	memmove(&qs->q[i], &qs->q[i + 1], (qs->nr - i - 1) * sizeof(qs->q[0]));
+	qs->nr--;
+}
+
+/**
+ * vc_qemus_recheck() - check the QEMUs that had no vCPU thread yet
+ * @qs:		the set
+ *
+ * Return: the QEMUs found (in VC_QEMU_FOUND), to be attached.
+ */
+int vc_qemus_recheck(struct vc_qemus *qs)
+{
+	int found = 0;
+	size_t i;
+
+	for (i = 0; i < qs->nr; i++) {
+		if (qs->q[i].state == VC_QEMU_WAITING)
+			vc_qemu_check(qs, &qs->q[i]);
+		found += qs->q[i].state == VC_QEMU_FOUND;
+	}
+	return found;
+}
+
+/**
+ * vc_qemus_exec() - process @pid ran exec()
+ * @qs:		the set
+ * @pid:	its pid
+ *
+ * A QEMU is added (waiting until it has a vCPU thread) unless the set
+ * has it already; a process of the set that became something else is
+ * dropped.
+ */
+void vc_qemus_exec(struct vc_qemus *qs, int pid)
+{
+	struct vc_qemu *q = vc_qemus_find(qs, pid);
+	unsigned long long start;
+
+	if (!vc_is_qemu(qs->proc, pid)) {
+		if (q)
+			vc_qemus_drop(qs, q - qs->q);
+		return;
+	}
+	start = vc_start_time(qs->proc, pid);
+	if (!start || (q && q->start == start))
+		return;		/* gone meanwhile, or known */
+	if (q)
+		vc_qemus_drop(qs, q - qs->q);
+	vc_qemus_add(qs, pid, start);
+}
+
+/**
+ * vc_qemus_exit() - process @pid ended
+ * @qs:		the set
+ * @pid:	its pid (the module ends what it recorded of it by itself)
+ */
+void vc_qemus_exit(struct vc_qemus *qs, int pid)
+{
+	struct vc_qemu *q = vc_qemus_find(qs, pid);
+
+	if (q)
+		vc_qemus_drop(qs, q - qs->q);
+}
+
 /**
  * vc_qemus_scan() - look for QEMU processes
  * @qs:		the set
@@ -220,8 +286,7 @@ int vc_qemus_scan(struct vc_qemus *qs)
 	unsigned long long start;
 	struct vc_qemu *q;
 	struct dirent *de;
-	int pid, found = 0;
-	size_t i;
+	int pid;
 	DIR *d;
 
 	d = opendir(qs->proc);
@@ -246,12 +311,8 @@ int vc_qemus_scan(struct vc_qemus *qs)
 				break;
 		}
 		q->seen = qs->scans;
-		if (q->state == VC_QEMU_WAITING)
-			vc_qemu_check(qs, q);
 	}
 	closedir(d);
 	vc_qemus_sweep(qs);
-	for (i = 0; i < qs->nr; i++)
-		found += qs->q[i].state == VC_QEMU_FOUND;
-	return found;
+	return vc_qemus_recheck(qs);
 }

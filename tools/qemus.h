@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * qemus.c: the QEMU processes of the host, found by a scan of /proc
- * (--all-qemu): a qemu* (or kvm*) executable with at least one vCPU thread
- * ("CPU <n>/KVM", "CPU <n>/TCG"), its VM identity from its command line.
+ * qemus.c: the QEMU processes of the host (--all-qemu), found by a scan
+ * of /proc or told by the process events connector: a qemu* (or kvm*)
+ * executable with at least one vCPU thread ("CPU <n>/KVM", "CPU <n>/TCG"),
+ * its VM identity from its command line.
  */
 #ifndef _VC_QEMUS_H
 #define _VC_QEMUS_H
@@ -62,5 +63,8 @@ struct vc_qemus {
 void vc_qemus_init(struct vc_qemus *qs, const char *proc, const char *match);
 void vc_qemus_free(struct vc_qemus *qs);
 int vc_qemus_scan(struct vc_qemus *qs);
+void vc_qemus_exec(struct vc_qemus *qs, int pid);
+void vc_qemus_exit(struct vc_qemus *qs, int pid);
+int vc_qemus_recheck(struct vc_qemus *qs);
 
 #endif /* _VC_QEMUS_H */

@@ -10,11 +10,13 @@ The oracles: each fake VM's threads read their own page faults from /proc
 around their work (tests/workload, copied under a qemu* name so that the
 recorder takes it for a QEMU); the real QEMU's vCPU thread names."""
 
+import errno
 import glob
 import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import time
 
@@ -23,6 +25,7 @@ from vptest import (CAT, TestFailure, Workload, by_tid, check, delta, load,
                     sh, test, OUT, WORKLOAD)
 
 QEMUS_DIR = "/run/vp-qemus"
+NETLINK_CONNECTOR = 11      # linux/netlink.h
 SCAN_S = 0.2
 INTERVAL_S = 0.1
 PAGES = 1500
@@ -53,6 +56,19 @@ class FakeQemu(Workload):
                 check(time.time() < deadline, "%s: work not done" %
                       self.name)
                 time.sleep(0.05)
+
+
+def connector_in_kernel():
+    """Whether the kernel has the netlink connector (CONFIG_CONNECTOR),
+    asked with a socket of our own."""
+    try:
+        socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM,
+                      NETLINK_CONNECTOR).close()
+        return True
+    except OSError as e:
+        if e.errno == errno.EPROTONOSUPPORT:
+            return False
+        raise
 
 
 def episodes(d, name):
@@ -91,7 +107,8 @@ def prom_series(text, family):
 
 @test
 def all_qemu_records_every_vm():
-    """--all-qemu --per-vm --match 'vm*' with the module's max_targets 6:
+    """--all-qemu --per-vm --match 'vm*' with the module's max_targets 6
+    (5 without vm-stall):
     fake VMs vm1 (2 vCPUs) and a real QEMU vm-rq (1 vCPU) run before it
     starts; vm-stall (1 vCPU; its command line past the first page behind
     a FUSE file, or a userfaultfd, nobody serves; left out on a kernel
@@ -107,7 +124,6 @@ def all_qemu_records_every_vm():
     once they ended; at the recorder's end vm2's and vm-stall's stay, and
     vm2's page faults per vCPU are its rows'.
     How soon vm2's first row came is printed."""
-    load("max_targets=6")
     os.makedirs(QEMUS_DIR, exist_ok=True)
     binary = os.path.join(QEMUS_DIR, "qemu-fake")
     shutil.copy(WORKLOAD, binary)
@@ -125,6 +141,8 @@ def all_qemu_records_every_vm():
         print("  neither FUSE nor userfaultfd in this kernel: no vm-stall",
               flush=True)
     running = {"vm2", "vm-stall"} if stall_mode else {"vm2"}
+    # room for vm1, vm-rq, vm-stall and vm2 (2 + 1 + 1 + 2 threads), not vm3
+    load("max_targets=%d" % (6 if stall_mode else 5))
     d = os.path.join(OUT, "hostwide")
     shutil.rmtree(d, ignore_errors=True)
     prom = os.path.join(OUT, "hostwide.prom")
@@ -202,9 +220,20 @@ def all_qemu_records_every_vm():
             elif vm.poll() is None:
                 vm.terminate()      # argvstall unmounts its FUSE
                 vm.wait()
-    check(rc == 0, "recorder exit %d: %s" % (rc, rec.stderr.read()))
-    print("  vm2's first row %.2f s after it was ready (scan every %g s, "
-          "interval %g s)" % (first, SCAN_S, INTERVAL_S), flush=True)
+    err = rec.stderr.read()
+    check(rc == 0, "recorder exit %d: %s" % (rc, err))
+    # root in the initial namespaces: the kernel's process events, no
+    # scan, wherever the kernel has the connector (the debug kernel has
+    # not: CONFIG_CONNECTOR is off there)
+    if connector_in_kernel():
+        check("process events connector" not in err,
+              "the recorder scanned /proc: %s" % err)
+    else:
+        print("  no process events connector in this kernel: %s" %
+              err.strip(), flush=True)
+    print("  vm2's first row %.2f s after it was ready (process events "
+          "read every %g s, interval %g s)" % (first, SCAN_S, INTERVAL_S),
+          flush=True)
     for vm, rep in ((vm1, rep1), (vm2, rep2)):
         eps = episodes(d, vm.name)
         check(len(eps) == 1, "%s: episodes %s" % (vm.name, eps))
@@ -267,3 +296,60 @@ def all_qemu_records_every_vm():
     check(not episodes(d, "other"), "'other' recorded despite --match")
     print("  vm3: %s (%s); 'other': no episode" %
           (v3[0][0]["errno"], v3[0][0]["reason"]), flush=True)
+
+
+@test
+def all_qemu_scans_without_process_events():
+    """Without CAP_NET_ADMIN (setpriv drops it from the bounding set) the
+    kernel refuses the process events connector: --all-qemu says so in one
+    line and scans /proc instead, and a fake VM started after it is
+    recorded all the same, its page faults per vCPU equal to /proc's.  How
+    soon its first row came is printed."""
+    load()
+    os.makedirs(QEMUS_DIR, exist_ok=True)
+    binary = os.path.join(QEMUS_DIR, "qemu-fake")
+    shutil.copy(WORKLOAD, binary)
+    d = os.path.join(OUT, "hostwide-scan")
+    shutil.rmtree(d, ignore_errors=True)
+    vm, rec = None, None
+    try:
+        rec = subprocess.Popen(
+            ["setpriv", "--bounding-set", "-net_admin", "--", CAT,
+             "--all-qemu", "--output-dir", d, "--match", "scan*",
+             "--events", "page-faults", "--interval",
+             "%dms" % (INTERVAL_S * 1000), "--scan-interval",
+             "%dms" % (SCAN_S * 1000), "-o", os.path.join(OUT, "hw-scan")],
+            stderr=subprocess.PIPE, text=True)
+        time.sleep(1)       # started before the VM: found by a later scan
+        vm = FakeQemu(binary, "scan1")
+        first = wait_rows(d, "scan1") - vm.ready_at
+        vm.go()
+        vm.wait_work()
+        time.sleep(3 * INTERVAL_S)
+        rep = vm.end()
+        rec.send_signal(signal.SIGINT)
+        rc = rec.wait(timeout=60)
+    finally:
+        if rec and rec.poll() is None:
+            rec.kill()
+            rec.wait()
+        if vm:
+            vm.kill()
+    err = rec.stderr.read()
+    check(rc == 0, "recorder exit %d: %s" % (rc, err))
+    said = [ln for ln in err.splitlines()
+            if "process events connector" in ln]
+    check(len(said) == 1 and "scanning /proc" in said[0],
+          "one line about the scan: %r" % err)
+    eps = episodes(d, "scan1")
+    check(len(eps) == 1, "scan1: episodes %s" % eps)
+    th = by_tid([r for r in read_jsonl(eps[0])
+                 if "event" not in r and r["tid"] is not None])
+    for t in rep["threads"]:
+        pf = sum(r["page_faults"] for r in th.get(t["tid"], []))
+        opf = delta(t, "minflt") + delta(t, "majflt")
+        check(opf >= PAGES and opf <= pf <= opf + 100,
+              "scan1 tid %d: page_faults %d, /proc %d" % (t["tid"], pf, opf))
+    print("  %s\n  scan1's first row %.2f s after it was ready (scan every "
+          "%g s, interval %g s); page faults per vCPU = /proc" %
+          (said[0], first, SCAN_S, INTERVAL_S), flush=True)
