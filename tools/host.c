@@ -8,11 +8,10 @@
  * to the tool's one collection with the command --qemu PID would send
  * (the same events, modes and flags), and the module from then on samples
  * it, picks up its later vCPU threads and ends it when it exits, as for
- * --qemu.  An
- * attach the module refuses (the opener's authority, its limits: at most
- * VCPUPERF_MAX_GROUPS processes and max_targets threads per collection)
- * gets an episode file of its own that says why (perf_attach_failed); the
- * others go on.
+ * --qemu.  An attach the module refuses (the opener's authority, its
+ * limits: at most VCPUPERF_MAX_GROUPS processes and max_targets threads
+ * per collection) gets an episode file of its own that says why
+ * (perf_attach_failed); the others go on.
  */
 #include <errno.h>
 #include <signal.h>
@@ -111,10 +110,8 @@ static int vc_host_events(struct vc_host *h)
 	if (h->pw.fd < 0 || !h->scanned)
 		return -1;
 	n = vc_procwatch_read(&h->pw, vc_host_event, h);
-	if (n == -ENOBUFS) {
-		h->rescans++;	/* events lost: the scan sees what they said */
-		return -1;
-	}
+	if (n == -ENOBUFS)
+		return -1;	/* events lost: the scan sees what they said */
 	if (n < 0) {
 		fprintf(stderr, VC_NAME ": process events connector: %s; "
 			"scanning /proc every --scan-interval from now on\n",

@@ -31,7 +31,6 @@ struct vc_episodes;
  * @next_ns:	CLOCK_MONOTONIC of the next look
  * @attached:	QEMUs attached
  * @failed:	QEMUs that could not be
- * @rescans:	scans made because @pw lost events
  */
 struct vc_host {
 	struct vc_qemus qs;
@@ -46,7 +45,6 @@ struct vc_host {
 	__u64 next_ns;
 	unsigned long attached;
 	unsigned long failed;
-	unsigned long rescans;
 };
 
 void vc_host_init(struct vc_host *h, struct vc_episodes *eps, int ctl,

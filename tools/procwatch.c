@@ -25,6 +25,7 @@
 #include <linux/filter.h>
 #include <linux/netlink.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -55,6 +56,19 @@ struct vc_pw_listen {
 	__u32 op;
 } __attribute__((packed));
 
+/* A LISTEN or IGNORE request (@op) carrying @ack. */
+static void vc_pw_request(struct vc_pw_listen *req, __u32 op, __u32 ack)
+{
+	memset(req, 0, sizeof(*req));
+	req->nl.nlmsg_len = sizeof(*req);
+	req->nl.nlmsg_type = NLMSG_DONE;
+	req->cn.id.idx = CN_IDX_PROC;
+	req->cn.id.val = CN_VAL_PROC;
+	req->cn.ack = ack;
+	req->cn.len = sizeof(req->op);
+	req->op = op;
+}
+
 /*
  * Keep execs, acknowledgements and the exit of a thread group's leader.
  * A socket filter's absolute loads read big-endian, hence htonl() on the
@@ -74,6 +88,21 @@ static struct sock_filter vc_pw_code[] = {
 	/* 8 */ BPF_STMT(BPF_RET | BPF_K, 0),
 	/* 9 */ BPF_STMT(BPF_RET | BPF_K, 0xffffffff),
 };
+
+/*
+ * The connector header and event of message @nh into @cn and @ev; false
+ * for a message too short to hold them.  The event is copied: it is not
+ * 8-byte aligned in the message.
+ */
+static bool vc_pw_event(struct nlmsghdr *nh, struct cn_msg **cn,
+			struct proc_event *ev)
+{
+	if (nh->nlmsg_len < VC_PW_EV + sizeof(*ev))
+		return false;
+	*cn = NLMSG_DATA(nh);
+	memcpy(ev, (*cn)->data, sizeof(*ev));
+	return true;
+}
 
 static int vc_pw_fail(struct vc_procwatch *w, const char *what, int err)
 {
@@ -113,15 +142,13 @@ static int vc_pw_ack(struct vc_procwatch *w, __u32 ack)
 			return vc_pw_fail(w, "recv", errno);
 		for (nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, n);
 		     nh = NLMSG_NEXT(nh, n)) {
-			cn = NLMSG_DATA(nh);
-			if (nh->nlmsg_len < VC_PW_EV + sizeof(ev))
-				continue;
-			memcpy(&ev, cn->data, sizeof(ev));
-			if (ev.what != PROC_EVENT_NONE || cn->ack != ack)
+			if (!vc_pw_event(nh, &cn, &ev) ||
+			    ev.what != PROC_EVENT_NONE || cn->ack != ack)
 				continue;
 			if (ev.event_data.ack.err)
 				return vc_pw_fail(w, "LISTEN",
 						  ev.event_data.ack.err);
+			w->listening = true;
 			return 0;
 		}
 	}
@@ -148,6 +175,7 @@ int vc_procwatch_open(struct vc_procwatch *w)
 	int rcvbuf = VC_PW_RCVBUF;
 
 	w->why[0] = '\0';
+	w->listening = false;
 	vc_pw_code[1].k = htonl(PROC_EVENT_EXEC);
 	vc_pw_code[2].k = htonl(PROC_EVENT_NONE);
 	vc_pw_code[3].k = htonl(PROC_EVENT_EXIT);
@@ -162,15 +190,7 @@ int vc_procwatch_open(struct vc_procwatch *w)
 	setsockopt(w->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 	if (bind(w->fd, (struct sockaddr *)&sa, sizeof(sa)))
 		return vc_pw_fail(w, "bind", errno);
-	memset(&req, 0, sizeof(req));
-	req.nl.nlmsg_len = sizeof(req);
-	req.nl.nlmsg_type = NLMSG_DONE;
-	req.nl.nlmsg_pid = 0;
-	req.cn.id.idx = CN_IDX_PROC;
-	req.cn.id.val = CN_VAL_PROC;
-	req.cn.ack = (__u32)getpid();
-	req.cn.len = sizeof(req.op);
-	req.op = PROC_CN_MCAST_LISTEN;
+	vc_pw_request(&req, PROC_CN_MCAST_LISTEN, (__u32)getpid());
 	if (send(w->fd, &req, sizeof(req), 0) < 0)
 		return vc_pw_fail(w, "send LISTEN", errno);
 	return vc_pw_ack(w, req.cn.ack + 1);
@@ -181,7 +201,8 @@ int vc_procwatch_open(struct vc_procwatch *w)
  * @w:		the listener (nothing happens if it is not listening)
  *
  * The kernel counts its listeners and stops making messages at none; a
- * closed socket counts as one until IGNORE is sent, so it is sent first.
+ * closed socket counts as one until IGNORE is sent, so a listener that
+ * was counted sends it first.
  */
 void vc_procwatch_close(struct vc_procwatch *w)
 {
@@ -189,14 +210,11 @@ void vc_procwatch_close(struct vc_procwatch *w)
 
 	if (w->fd < 0)
 		return;
-	memset(&req, 0, sizeof(req));
-	req.nl.nlmsg_len = sizeof(req);
-	req.nl.nlmsg_type = NLMSG_DONE;
-	req.cn.id.idx = CN_IDX_PROC;
-	req.cn.id.val = CN_VAL_PROC;
-	req.cn.len = sizeof(req.op);
-	req.op = PROC_CN_MCAST_IGNORE;
-	send(w->fd, &req, sizeof(req), MSG_DONTWAIT);
+	if (w->listening) {
+		vc_pw_request(&req, PROC_CN_MCAST_IGNORE, 0);
+		send(w->fd, &req, sizeof(req), MSG_DONTWAIT);
+		w->listening = false;
+	}
 	close(w->fd);
 	w->fd = -1;
 }
@@ -230,10 +248,8 @@ int vc_procwatch_read(struct vc_procwatch *w,
 			return errno == EAGAIN ? events : -errno;
 		for (nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, n);
 		     nh = NLMSG_NEXT(nh, n)) {
-			if (nh->nlmsg_len < VC_PW_EV + sizeof(ev))
+			if (!vc_pw_event(nh, &cn, &ev))
 				continue;
-			cn = NLMSG_DATA(nh);
-			memcpy(&ev, cn->data, sizeof(ev));
 			switch (ev.what) {
 			case PROC_EVENT_EXEC:
 				fn(arg, VC_PROC_EXEC,

@@ -7,6 +7,8 @@
 #ifndef _VC_PROCWATCH_H
 #define _VC_PROCWATCH_H
 
+#include <stdbool.h>
+
 /* What one process event says. */
 enum vc_proc_what {
 	VC_PROC_EXEC,		/* @pid ran exec() */
@@ -16,10 +18,12 @@ enum vc_proc_what {
 /**
  * struct vc_procwatch - a listener on the process events connector
  * @fd:		its netlink socket, -1 when not listening
+ * @listening:	the kernel counted it as a listener (IGNORE is owed)
  * @why:	why it is not listening, when it is not
  */
 struct vc_procwatch {
 	int fd;
+	bool listening;
 	char why[128];
 };
 
