@@ -191,8 +191,11 @@ int vc_procwatch_open(struct vc_procwatch *w)
 	if (bind(w->fd, (struct sockaddr *)&sa, sizeof(sa)))
 		return vc_pw_fail(w, "bind", errno);
 	vc_pw_request(&req, PROC_CN_MCAST_LISTEN, (__u32)getpid());
+	/* the connector's kernel socket is in the initial namespace only */
 	if (send(w->fd, &req, sizeof(req), 0) < 0)
-		return vc_pw_fail(w, "send LISTEN", errno);
+		return vc_pw_fail(w, errno == ECONNREFUSED ?
+				  "send LISTEN (not the host's network "
+				  "namespace?)" : "send LISTEN", errno);
 	return vc_pw_ack(w, req.cn.ack + 1);
 }
 
