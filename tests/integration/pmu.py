@@ -12,8 +12,8 @@ import json
 import os
 import time
 
-from vptest import (Cat, TestFailure, Workload, check, control, load,
-                    read_file, sh, test, unload, REPO)
+from vptest import (Cat, TestFailure, Workload, check, control,
+                    debug_allocator, load, read_file, sh, test, unload, REPO)
 
 MS = 1000000
 
@@ -23,10 +23,17 @@ PROBE = os.path.join(REPO, "tests", "pmu", "modprobe_honour")
 PMU_SYSFS = "/sys/bus/event_source/devices/vp_testpmu"
 PMU_TABLE = "/sys/kernel/debug/vp_testpmu/events"
 NEVER = 256             # config bit: every add() is refused
-# Largest error of an interval's scaled value against RATE x task-clock
-# (see README "Multiplexing, measured" for what was measured and why).
+# Largest error of an interval's scaled value against RATE x task-clock.
+# The test PMU times its slots with local_clock() in add() and del(),
+# perf's enabled and running times are taken a few steps apart, and the
+# task clock stops after and starts after both at a switch: each switch
+# leaves a small difference.  An interval in which the thread only
+# started or stopped holds more switches per ms run; on a kernel with
+# KASAN and lockdep each switch takes longer (5.43% was measured there in
+# one CI run at c980e13, at most 2% on the others), hence EDGE_TOL_DEBUG.
 SCALE_TOL = 0.02
 EDGE_TOL = 0.05
+EDGE_TOL_DEBUG = 0.10
 
 
 
@@ -165,7 +172,7 @@ def pmu_multiplexing_scaled():
             check(all(r[k] == 0 and r[k] is not None for k in keys) and
                   r["task_clock"] == 0,
                   "idle row not true zeros: %s" % r)
-        worst, worst_edge, errs = 0.0, 0.0, []
+        worst, worst_edge, errs, edge_at = 0.0, 0.0, [], ""
         for r in ran:
             tc = r["task_clock"]
             if tc < 20 * MS:
@@ -182,16 +189,22 @@ def pmu_multiplexing_scaled():
                 if full:
                     errs.append(err)
                     worst = max(worst, abs(err))
-                else:
-                    worst_edge = max(worst_edge, abs(err))
+                elif abs(err) >= worst_edge:
+                    worst_edge = abs(err)
+                    edge_at = " (%s: task-clock %.1f ms, running %.1f of " \
+                        "%.1f ms enabled)" % (k, tc / MS,
+                                              r["time_running_ns"] / MS,
+                                              r["time_enabled_ns"] / MS)
         print("  %d full intervals x 4 events: scaled vs RATE x task-clock: "
               "max |error| %.3f%%, mean %+.3f%%; partial intervals: max "
-              "%.3f%%" % (len(errs) // 4, 100 * worst,
-                          100 * sum(errs) / len(errs), 100 * worst_edge))
+              "%.3f%%%s" % (len(errs) // 4, 100 * worst,
+                            100 * sum(errs) / len(errs), 100 * worst_edge,
+                            edge_at))
         check(worst <= SCALE_TOL, "scaled value off by %.2f%% (> %.0f%%)" %
               (100 * worst, 100 * SCALE_TOL))
-        check(worst_edge <= EDGE_TOL, "partial interval off by %.2f%%" %
-              (100 * worst_edge))
+        edge_tol = EDGE_TOL_DEBUG if debug_allocator() else EDGE_TOL
+        check(worst_edge <= edge_tol, "partial interval off by %.2f%% "
+              "(> %.0f%%)" % (100 * worst_edge, 100 * edge_tol))
         mux = c.events("perf_multiplexed")
         check(len(mux) == 1, "want one perf_multiplexed, got %d" % len(mux))
         # the counters multiplexed in the first interval that had any (a
