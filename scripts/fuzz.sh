@@ -56,9 +56,10 @@ execs() {
 	echo "${n:-?}"
 }
 
-fail=0
-summary=""
-for h in $HARNESSES; do
+# fuzz_one HARNESS: its regressions, then SECONDS of fuzzing; what it says
+# goes to $OUT/HARNESS.out, its summary line to $OUT/HARNESS.summary.
+fuzz_one() {
+	h=$1
 	bin=fuzz/$h
 	# shellcheck disable=SC2046
 	set -- $(opts "$h")
@@ -99,8 +100,34 @@ for h in $HARNESSES; do
 	else
 		echo "$n executions"
 	fi
-	[ "$status" = ok ] || fail=1
-	summary="$summary$(printf '%-12s %-10s %12s executions' "$h" "$status" "$n")
+	echo "$status" >"$OUT/$h.status"
+	printf '%-12s %-10s %12s executions\n' "$h" "$status" "$n" \
+		>"$OUT/$h.summary"
+}
+
+# Each harness is one process on one CPU: they run as many at a time as
+# the host has CPUs (a harness's executions do not depend on the others),
+# and report in the order above.
+ncpu=$(nproc 2>/dev/null || echo 1)
+running=0
+for h in $HARNESSES; do
+	fuzz_one "$h" >"$OUT/$h.out" 2>&1 &
+	running=$((running + 1))
+	if [ "$running" -ge "$ncpu" ]; then
+		wait
+		running=0
+	fi
+done
+wait
+
+fail=0
+summary=""
+for h in $HARNESSES; do
+	cat "$OUT/$h.out"
+	line=$(cat "$OUT/$h.summary" 2>/dev/null ||
+	       printf '%-12s %-10s %12s executions' "$h" "NO-RESULT" "?")
+	[ "$(cat "$OUT/$h.status" 2>/dev/null)" = ok ] || fail=1
+	summary="$summary$line
 "
 done
 
