@@ -9,7 +9,8 @@ vcpuperf.ko when there is one), the control keywords (the words the parser
 in lib/vcpuperf_cmd.c accepts), the record types, causes, detach reasons
 and target kinds (include/uapi/vcpuperf.h and their names in
 lib/vcpuperf_names.c), the lifecycle event names of the tool
-(tools/lifecycle.c) in vcpuperf-cat(1); and both pages rendered by groff
+(tools/lifecycle.c) and every key of the rows it writes in
+vcpuperf-cat(1); and both pages rendered by groff
 with all warnings (-ww) and by ``man -l``, with no diagnostic.
 
 Run from the repository root:  python3 tests/tool/test_man.py
@@ -182,6 +183,61 @@ class HelpVsMan(unittest.TestCase):
         text = "\n".join(sec["EXIT STATUS"])
         for code in ("0", "1", "2"):
             self.assertRegex(text, r"\.B %s\n" % code)
+
+
+class RowKeysInMan(unittest.TestCase):
+    """Every key of a row vcpuperf-cat writes is described in the OUTPUT
+    section of vcpuperf-cat(1): the keys are taken from the tool's own
+    output for a stream of thread and per-VM samples (--raw, a modifier
+    not applied), the event keys left out (the page describes them as a
+    rule)."""
+
+    def rows(self):
+        import tempfile
+        import test_decode as td
+        events = td.DEFAULT_EVENTS + [
+            ("task-clock", td.SW, td.MOD_G << 8, td.SW_TASK_CLOCK)]
+        counts = [(10 * (i + 1), 50, 50) for i in range(len(events))]
+        s = td.Stream()
+        s.process(vm=b"vm1", uuid=b"c7a5fdbd-edaf-9455-926a-d65c16db1809",
+                  events=events)
+        s.started(7, events=events, vcpu=0)
+        s.sample(7, counts)
+        s.process_sample(counts)
+        s.sample(7, [(c * 2, e * 2, r) for c, e, r in counts])
+        s.process_sample([(c * 2, e * 2, r) for c, e, r in counts],
+                         flags=td.SAMPLE_FINAL)
+        with tempfile.TemporaryDirectory() as d:
+            src, out = os.path.join(d, "s.bin"), os.path.join(d, "o.jsonl")
+            with open(src, "wb") as f:
+                f.write(s.bytes())
+            p = subprocess.run([TOOL, "--replay", src, "--raw", "-o", out,
+                                "--events-out", os.devnull],
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            return td.load(out)
+
+    def test_every_row_key_in_man1(self):
+        rows = self.rows()
+        threads = [r for r in rows if r["tid"] is not None]
+        vms = [r for r in rows if r["tid"] is None]
+        self.assertTrue(threads and vms, rows)
+        # the page's rule: the event's name with - and : turned into _
+        event_keys = set()
+        for r in threads:
+            event_keys |= {re.sub("[-:]", "_", n) for n in r["raw"]}
+        keys = set()
+        for r in rows:
+            keys |= set(r) - event_keys
+            for v in (r.get("raw") or {}).values():
+                keys |= set(v or {})
+        self.assertTrue({"late_ns", "threads", "raw", "value",
+                         "modifiers_not_applied"} <= keys, sorted(keys))
+        text = "\n".join(sections(MAN1)["OUTPUT"])
+        described = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text))
+        missing = sorted(keys - described)
+        self.assertEqual(missing, [], "row keys not in vcpuperf-cat(1) "
+                         "OUTPUT: %s" % missing)
 
 
 class PlotHelpVsMan(unittest.TestCase):
