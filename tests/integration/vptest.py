@@ -584,38 +584,74 @@ class _Watchdog:
         self._done.set()
 
 
-# perf_event_open(2): syscall numbers, and a dummy software event (counts
-# nothing) in the first, 64-byte version of struct perf_event_attr.
+# perf_event_open(2): syscall numbers and the first, 64-byte version of
+# struct perf_event_attr.
 PERF_EVENT_OPEN_NR = {"x86_64": 298, "aarch64": 241}
 PERF_ATTR_SIZE_VER0 = 64
 PERF_TYPE_SOFTWARE = 1
-PERF_COUNT_SW_DUMMY = 9
+PERF_TYPE_TRACEPOINT = 2
 PERF_FLAG_FD_CLOEXEC = 8
+# The software events with a static key of their own (perf_swevent_enabled
+# in kernel/events/core.c): page faults (all, minor, major), context
+# switches, CPU migrations, alignment and emulation faults, dummy.
+PERF_SW_KEYED = range(2, 10)
+# Tracepoints the tests count whose call sites are in __schedule().
+HELD_TRACEPOINTS = ("sched/sched_switch",)
+TRACEFS = ("/sys/kernel/tracing/events", "/sys/kernel/debug/tracing/events")
 
 
-def hold_perf_sched_events():
-    """Open a dummy perf event on this thread and keep it for the whole
-    run: a task's perf event keeps the kernel's perf_sched_events static
-    key on, so the tests' collections coming and going no longer rewrite
-    its call sites in __schedule() each time (text_poke_bp).  On 6.1's two
-    multi-threaded TCG vCPUs that rewrite has livelocked the guest (one
-    vCPU executing the int3 of a site already restored, the other waiting
-    for it in text_poke_bp; docs/testing.md).  Returns the fd (None on
-    another architecture); OSError where the event cannot be opened."""
+def tracepoint_id(name):
+    """The perf config of tracepoint @name ("sched/sched_switch")."""
+    for d in TRACEFS:
+        try:
+            with open(os.path.join(d, name, "id")) as f:
+                return int(f.read())
+        except OSError:
+            continue
+    raise OSError(errno.ENOENT, "no tracepoint %s in tracefs" % name)
+
+
+def hold_perf_static_keys():
+    """Open, on this thread and for the whole run, one perf event of each
+    kind whose static key has call sites the tests' workloads run all the
+    time: any task event (the perf_sched_events key, its sites in
+    __schedule()), each keyed software event (context switches in
+    __schedule(), migrations in set_task_cpu(), page faults in the fault
+    path) and sched:sched_switch.  The tests' collections coming and going
+    then no longer rewrite those sites each time (text_poke_bp).  On
+    6.1's two multi-threaded TCG vCPUs that rewrite has livelocked the
+    guest (one vCPU executing the int3 of a site already restored, the
+    other waiting for it in text_poke_bp; docs/testing.md): in
+    running_threads_read_themselves, right after a mode's collection of
+    context switches and migrations ended, in 2 of 2 boots of one CI run.
+    Returns the fds ([] on another architecture) and what could not be
+    opened."""
     import ctypes
     import struct
     nr = PERF_EVENT_OPEN_NR.get(os.uname().machine)
     if nr is None:
-        return None
-    attr = ctypes.create_string_buffer(
-        struct.pack("<IIQ", PERF_TYPE_SOFTWARE, PERF_ATTR_SIZE_VER0,
-                    PERF_COUNT_SW_DUMMY), PERF_ATTR_SIZE_VER0)
+        return [], []
     libc = ctypes.CDLL(None, use_errno=True)
-    fd = libc.syscall(nr, attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC)
-    if fd < 0:
-        err = ctypes.get_errno()
-        raise OSError(err, os.strerror(err))
-    return fd
+    events = [(PERF_TYPE_SOFTWARE, c, "software %d" % c)
+              for c in PERF_SW_KEYED]
+    missing = []
+    for tp in HELD_TRACEPOINTS:
+        try:
+            events.append((PERF_TYPE_TRACEPOINT, tracepoint_id(tp), tp))
+        except OSError as e:
+            missing.append("%s: %s" % (tp, e.strerror))
+    fds = []
+    for etype, config, name in events:
+        attr = ctypes.create_string_buffer(
+            struct.pack("<IIQ", etype, PERF_ATTR_SIZE_VER0, config),
+            PERF_ATTR_SIZE_VER0)
+        fd = libc.syscall(nr, attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC)
+        if fd < 0:
+            missing.append("%s: %s" % (name,
+                                       os.strerror(ctypes.get_errno())))
+        else:
+            fds.append(fd)
+    return fds, missing
 
 
 def run(tests, final=None, before_each=None, on_failure=None):
@@ -629,15 +665,14 @@ def run(tests, final=None, before_each=None, on_failure=None):
     Returns the exit status."""
     import traceback
     out = tap.Tap()
-    held = None
+    held, missing = hold_perf_static_keys()
     try:
-        try:
-            held = hold_perf_sched_events()
-        except OSError as e:
-            out.comment("no perf event held for the run: %s" % e)
         if final is None:
             final = [kernel_log_check()]
         out.plan(len(tests) + len(final))
+        if missing:
+            out.comment("perf events not held for the run: %s" %
+                        ", ".join(missing))
         for t in list(tests) + list(final):
             is_test = not any(t is f for f in final)
             start = time.time()
@@ -675,8 +710,8 @@ def run(tests, final=None, before_each=None, on_failure=None):
             out.comment("took %.1f s" % (time.time() - start))
             out.ok(t.__name__)
     finally:
-        if held is not None:
-            os.close(held)
+        for fd in held:
+            os.close(fd)
         out.close()
     return 1 if out.failed else 0
 
