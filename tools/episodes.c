@@ -31,6 +31,11 @@
 
 /* Output buffer of an episode: many are open at once. */
 #define VC_EPISODE_BUFSZ	(256U * 1024U)
+/*
+ * Once its first row is out, an episode is written at most this often
+ * (and when its buffer fills, and when it closes).
+ */
+#define VC_EPISODE_WRITE_NS	VP_NS_PER_S
 /* Files tried under one name and second before giving up. */
 #define VC_EPISODE_TRIES	100
 #define VC_STAMP_LEN		sizeof("YYYYmmddTHHMMSSZ")
@@ -220,9 +225,14 @@ static void vc_ep_row(struct vc_sink *sink, const struct vc_tid *t,
 		      const struct vc_row *row)
 {
 	struct vc_episodes *e = container_of(sink, struct vc_episodes, sink);
-	struct vc_sink *to = vc_route(e, t->proc ? t->proc->pid : 0);
+	struct vc_episode *ep = vc_episode_find(e, t->proc ? t->proc->pid : 0);
 
-	to->row(to, t, row);
+	if (!ep) {
+		e->host->sink.row(&e->host->sink, t, row);
+		return;
+	}
+	ep->out.sink.row(&ep->out.sink, t, row);
+	ep->row_held = true;
 }
 
 static void vc_ep_lifecycle(struct vc_sink *sink,
@@ -280,6 +290,8 @@ static void vc_ep_process_row(struct vc_sink *sink, const struct vc_proc *p,
 	struct vc_sink *to = ep ? &ep->out.sink : &e->host->sink;
 
 	to->process_row(to, p, row);
+	if (ep)
+		ep->row_held = true;
 	/* The VM's perf_finished is written: its episode is complete. */
 	if (ep && (row->ps->flags & VCPUPERF_SAMPLE_FINAL)) {
 		if (!e->ending)
@@ -317,21 +329,35 @@ void vc_episodes_init(struct vc_episodes *e, const char *dir,
 }
 
 /**
- * vc_episodes_flush() - write out what the open episodes hold
+ * vc_episodes_flush() - write out what the open episodes hold, when due
  * @e:		the sink
+ * @now:	CLOCK_MONOTONIC now
+ * @all:	write every episode now (the caller is about to wait long or
+ *		to end)
+ *
+ * Otherwise an episode is written until its first row is out, then at
+ * most once in VC_EPISODE_WRITE_NS: a host of many VMs sampled every few
+ * ms makes one write per VM and second instead of one per VM and pass.
+ * What an episode holds is written anyway when its buffer fills and when
+ * it closes.
  *
  * Return: 0, or the errno of the first write that failed (said once).
  */
-int vc_episodes_flush(struct vc_episodes *e)
+int vc_episodes_flush(struct vc_episodes *e, __u64 now, bool all)
 {
 	struct vc_episode *ep;
 
 	for (ep = e->open; ep; ep = ep->next) {
+		if (!all && ep->row_out &&
+		    now - ep->written_ns < VC_EPISODE_WRITE_NS)
+			continue;
 		if (!ep->w.err && json_flush(&ep->w)) {
 			vc_episodes_fail(e, ep->w.err);
 			fprintf(stderr, VC_NAME ": writing %s: %s\n",
 				ep->path, strerror(ep->w.err));
 		}
+		ep->written_ns = now;
+		ep->row_out = ep->row_held;
 	}
 	return e->err;
 }

@@ -26,6 +26,9 @@ struct vc_prom;
  * @fp:		it, open
  * @w:		its writer: rows and lifecycle lines, in stream order
  * @out:	the JSONL sink writing to @w
+ * @written_ns:	CLOCK_MONOTONIC of its last write (vc_episodes_flush())
+ * @row_held:	a row has gone to @w
+ * @row_out:	a row has been written to the file
  * @next:	the next open episode
  */
 struct vc_episode {
@@ -36,6 +39,9 @@ struct vc_episode {
 	FILE *fp;
 	struct json_writer w;
 	struct vc_jsonl out;
+	__u64 written_ns;
+	bool row_held;
+	bool row_out;
 	struct vc_episode *next;
 };
 
@@ -72,7 +78,7 @@ struct vc_episodes {
 void vc_episodes_init(struct vc_episodes *e, const char *dir,
 		      struct vc_jsonl *host, __u64 mono_origin, bool raw,
 		      struct vc_prom *prom);
-int vc_episodes_flush(struct vc_episodes *e);
+int vc_episodes_flush(struct vc_episodes *e, __u64 now, bool all);
 int vc_episodes_close_all(struct vc_episodes *e);
 void vc_episodes_attach_failed(struct vc_episodes *e, int pid,
 			       const char *name, const char *vm,

@@ -132,7 +132,7 @@ static void vc_flush_all(struct vc_loop *l, __u64 now)
 	if (l->record)
 		fflush(l->record);
 	if (l->eps)
-		vc_episodes_flush(l->eps);
+		vc_episodes_flush(l->eps, now, l->stopping);
 	l->flushed = now;
 }
 
