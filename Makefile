@@ -6,7 +6,7 @@
 #   make demo-arm64 the same on the arm64 bed: a real PMU, QEMU with KVM
 #   make check      set up, build and run every test
 #   make check-host the tests that need no VM (builds, checkpatch, tool
-#                   tests, a short fuzz): a few minutes
+#                   tests, a short fuzz)
 #   make check-vm T="NAME ..." [PROFILE=6.1|6.12|sid|debug|arm64] [SMP=N]
 #                   chosen integration tests in one boot of one kernel
 #   make fresh-test the first make demo in a minimal Debian 12 root
@@ -63,8 +63,8 @@ setup-demo:
 check: setup
 	scripts/check.sh
 
-# The tests without a VM, in a few minutes; chosen integration tests in one
-# boot of one kernel profile: make check-vm T="NAME ..." [PROFILE=...].
+# The tests without a VM; chosen integration tests in one boot of one
+# kernel profile: make check-vm T="NAME ..." [PROFILE=...].
 check-host: setup
 	scripts/check-host.sh
 

@@ -1,7 +1,7 @@
 #!/bin/bash
-# check-host.sh - `make check-host`: the tests that need no VM, in a few
-# minutes: the module built with W=1 and sparse failing on any warning,
-# vcpuperf-cat with -Wall -Wextra -Werror, checkpatch --strict, the tool's
+# check-host.sh - `make check-host`: the tests that need no VM: the
+# module built with W=1 and sparse failing on any warning, vcpuperf-cat
+# with -Wall -Wextra -Werror, checkpatch --strict, the tool's
 # host tests (decoder, man pages, plot, the suites' TAP output; the
 # Prometheus test with VP_CHECK_PROM=1) and a short fuzz of every harness
 # (VP_FUZZ_SECONDS, default 10).  Ends with one "N passed, N failed" line.
