@@ -226,13 +226,11 @@ static void vc_ep_row(struct vc_sink *sink, const struct vc_tid *t,
 {
 	struct vc_episodes *e = container_of(sink, struct vc_episodes, sink);
 	struct vc_episode *ep = vc_episode_find(e, t->proc ? t->proc->pid : 0);
+	struct vc_sink *to = ep ? &ep->out.sink : &e->host->sink;
 
-	if (!ep) {
-		e->host->sink.row(&e->host->sink, t, row);
-		return;
-	}
-	ep->out.sink.row(&ep->out.sink, t, row);
-	ep->row_held = true;
+	to->row(to, t, row);
+	if (ep)
+		ep->row_held = true;
 }
 
 static void vc_ep_lifecycle(struct vc_sink *sink,
