@@ -4,10 +4,10 @@
  * drift-free CLOCK_MONOTONIC grid (base + k * interval, hrtimer-based, not
  * jiffies) and makes one pass over its threads: picking up new threads of
  * attached processes, sampling each (perf_event_read_value() sleeps, hence
- * a thread and not a timer) and ending those that exited.  The grid's base
- * is a scheduler tick's time, so that every grid point a whole number of
- * ticks after it falls on a tick (all of them when the interval is a
- * multiple of the tick).
+ * a thread and not a timer) and ending those that exited.  Every grid is
+ * made of multiples of its interval (vp_grid_base()): grid points fall on
+ * scheduler ticks where they can, and collections of one interval wake
+ * together.
  */
 #include <linux/hrtimer.h>
 #include <linux/jiffies.h>
@@ -64,21 +64,30 @@ static u64 vp_sampler_slack(struct vp_coll *c)
 }
 
 /*
- * The base of a new grid: the first scheduler tick at or after @now.  The
- * kernel keeps its ticks at multiples of TICK_NSEC of CLOCK_MONOTONIC
- * (tick_init_jiffy_update()), so a grid point a whole number of ticks
- * after the base expires in the tick's own interrupt: the sampler's wake-up
- * costs no interrupt of its own, and with it no VM exit of a guest running
- * on its CPU (one per grid point otherwise, in kick and direct mode).
- * Collections that start at different times keep different bases, spread
- * over the tick multiples an interval contains.
+ * The base of a new grid of @interval: a multiple of @interval, so that
+ * the collections of one interval share their grid points (as far as
+ * their intervals allow, over different intervals), and its first point
+ * is the multiple nearest to @now plus @interval, but at least half an
+ * interval away: the first sample covers between a half and one and a
+ * half intervals.  The kernel keeps its ticks at multiples of TICK_NSEC
+ * of CLOCK_MONOTONIC (tick_init_jiffy_update()), so every grid point
+ * that is a multiple of TICK_NSEC (all of them when @interval is a
+ * multiple of the tick) expires in the tick's own interrupt: the sampler's
+ * wake-up costs no interrupt of its own, and with it no VM exit of a guest
+ * running on its CPU (one per grid point otherwise, in kick and direct
+ * mode).  And on one CPU the samplers of every collection, and the readers
+ * that pace themselves on their grid (vcpuperf-cat), run in one
+ * preemption of the thread running there, a guest's on a lab host, per
+ * grid point instead of one each: a switch of a vCPU thread out and in is
+ * what costs a guest most (measured on the arm64 bed: bench/results).
  */
-static u64 vp_grid_base(u64 now)
+static u64 vp_grid_base(u64 now, u64 interval)
 {
-	u32 rem;
+	u64 first = div64_u64(now + interval / 2 + interval - 1, interval) *
+		    interval;
 
-	div_u64_rem(now, TICK_NSEC, &rem);
-	return rem ? now + TICK_NSEC - rem : now;
+	/* 0 is "no grid": only within half an interval of boot. */
+	return first - interval ?: interval;
 }
 
 /*
@@ -98,7 +107,7 @@ static u64 vp_sampler_turn(struct vp_coll *c, u64 *slack)
 	}
 	now = ktime_get_ns();
 	if (!c->grid_base) {
-		c->grid_base = vp_grid_base(now);
+		c->grid_base = vp_grid_base(now, interval);
 		c->tick = 0;
 	}
 	deadline = c->grid_base + (c->tick + 1) * interval;
