@@ -37,15 +37,23 @@
 #define VC_SPURIOUS_MAX		2
 #define VC_IDLE_SLEEP_NS	(5 * VP_NS_PER_MS)
 /*
- * Paced reads: due this share of an interval after the next grid point,
- * and allowed to come up to VC_PACE_SLACK_DIV of one later (timer slack):
- * the kernel then ends the sleep in an interrupt that comes anyway (the
- * scheduler tick, at most 10 ms apart) instead of one of its own.
+ * Paced reads: the records of a pass are read at the next grid point (at
+ * most VC_PACE_LAG_MAX_NS after theirs), when the sampler wakes for its
+ * next pass; the sleep may end up to VC_PACE_SLACK_DIV of an interval
+ * later (timer slack).  The kernel then ends it in an interrupt that comes
+ * anyway (the sampler's own, or the scheduler tick, at most 10 ms apart)
+ * instead of one of its own, and on the sampler's CPU the reader runs in
+ * the same preemption of a guest as the pass: one switch of a vCPU thread
+ * per interval for both, not two.
  */
-#define VC_PACE_MARGIN_DIV	4
-#define VC_PACE_MARGIN_MAX_NS	(500 * VP_NS_PER_MS)
+#define VC_PACE_LAG_MAX_NS	VP_NS_PER_S
 #define VC_PACE_SLACK_DIV	2
 #define VC_PACE_SLACK_MAX_NS	(20 * VP_NS_PER_MS)
+/*
+ * A host-wide recording's look for new QEMUs waits for the next paced
+ * read unless that is more than this share of --scan-interval late.
+ */
+#define VC_HOST_LATE_DIV	2
 /*
  * The textfile is rewritten when the stream runs dry (after each
  * sampling pass) and while it does not, but never more often than this.
@@ -190,31 +198,33 @@ static enum vc_step vc_consume(struct vc_loop *l, const void *buf, size_t n,
 }
 
 /*
- * While a collection samples, sleep on our own timer until its next pass
- * should have queued its records (the next grid point plus half an
- * interval) instead of waiting to be woken: a wake-up from the sampler's
- * CPU costs an interrupt, which vcpuperf is there to save.  True when it
- * slept; false when the grid is unknown, the run is ending, or the last
- * paced wake found nothing (then poll() waits to be woken, once).
+ * While a collection samples, sleep on our own timer until the grid point
+ * after the one whose records are due (see VC_PACE_LAG_MAX_NS) instead of
+ * waiting to be woken: a wake-up from the sampler costs a switch of a
+ * thread that runs (a guest's, on a busy host) and across CPUs an
+ * interrupt, which vcpuperf is there to save.  True when it slept; false
+ * when the grid is unknown, the run is ending, or the last paced wake
+ * found nothing (then poll() waits to be woken, once).
  */
 static bool vc_pace(struct vc_loop *l, __u64 now)
 {
 	struct vc_decoder *d = l->d;
 	struct timespec ts;
-	__u64 due, margin, slack;
+	__u64 due, lag, slack;
 
 	if (l->ctl < 0 || l->stopping || !d->grid_ns || !d->interval_ns ||
 	    l->paced_empty)
 		return false;
-	margin = d->interval_ns / VC_PACE_MARGIN_DIV;
-	if (margin > VC_PACE_MARGIN_MAX_NS)
-		margin = VC_PACE_MARGIN_MAX_NS;
-	due = d->grid_ns + d->interval_ns + margin;
+	lag = d->interval_ns;
+	if (lag > VC_PACE_LAG_MAX_NS)
+		lag = VC_PACE_LAG_MAX_NS;
+	due = d->grid_ns + d->interval_ns + lag;
 	while (due <= now)
 		due += d->interval_ns;
 	if (l->deadline && due > l->deadline)
 		due = l->deadline;
-	if (l->host && due > l->host->next_ns)
+	if (l->host &&
+	    due > l->host->next_ns + l->host->period_ns / VC_HOST_LATE_DIV)
 		due = l->host->next_ns;
 	slack = d->interval_ns / VC_PACE_SLACK_DIV;
 	if (slack > VC_PACE_SLACK_MAX_NS)
