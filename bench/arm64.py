@@ -522,7 +522,8 @@ class Collector:
                     "--interval-us", str(self.ims * 1000), "--duration-ms",
                     "3600000", "--ready", self.out + ".ready", "--out",
                     self.out + ".sum", "--window", self.out + ".win",
-                    "--align-ns", str(TICK_NS)]
+                    "--align-ns",
+                    str(math.lcm(self.ims * 1000000, TICK_NS))]
             if k != "ureader":
                 argv.append("--group")
             if k == "ureader-group-jsonl":
