@@ -159,6 +159,10 @@ FILE_DIRS := $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/ma
 # directories install-files created (so that uninstall removes those only)
 DIRLIST := $(DESTDIR)$(HELPERDIR)/installed-dirs
 
+# The version (dkms.conf, its one place) in the man pages' footers.
+VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"$$/\1/p' dkms.conf)
+MANVER = sed '/^\.TH /s/ vcpuperf / "vcpuperf $(VERSION)" /'
+
 install-files: tool
 	@set -e; new=""; for d in $(FILE_DIRS); do \
 		while [ ! -d "$$d" ]; do new="$$d $$new"; d=$$(dirname "$$d"); done; \
@@ -167,9 +171,11 @@ install-files: tool
 	for d in $$new; do echo "$$d"; done >>$(DIRLIST)
 	$(INSTALL) -m 0755 tools/vcpuperf-cat $(DESTDIR)$(BINDIR)/vcpuperf-cat
 	$(INSTALL) -m 0755 tools/vcpuperf-plot $(DESTDIR)$(BINDIR)/vcpuperf-plot
-	$(INSTALL) -m 0644 man/vcpuperf-cat.1 $(DESTDIR)$(MANDIR)/man1/vcpuperf-cat.1
-	$(INSTALL) -m 0644 man/vcpuperf-plot.1 $(DESTDIR)$(MANDIR)/man1/vcpuperf-plot.1
-	$(INSTALL) -m 0644 man/vcpuperf.4 $(DESTDIR)$(MANDIR)/man4/vcpuperf.4
+	$(MANVER) man/vcpuperf-cat.1 >$(DESTDIR)$(MANDIR)/man1/vcpuperf-cat.1
+	$(MANVER) man/vcpuperf-plot.1 >$(DESTDIR)$(MANDIR)/man1/vcpuperf-plot.1
+	$(MANVER) man/vcpuperf.4 >$(DESTDIR)$(MANDIR)/man4/vcpuperf.4
+	chmod 0644 $(DESTDIR)$(MANDIR)/man1/vcpuperf-cat.1 \
+		$(DESTDIR)$(MANDIR)/man1/vcpuperf-plot.1 $(DESTDIR)$(MANDIR)/man4/vcpuperf.4
 	$(INSTALL) -m 0644 contrib/modprobe.d/vcpuperf.conf.example \
 		$(DESTDIR)$(SYSCONFDIR)/modprobe.d/vcpuperf.conf.example
 	sed 's|/usr/local/bin/vcpuperf-cat|$(BINDIR)/vcpuperf-cat|g' contrib/vcpuperf-record \

@@ -215,4 +215,4 @@ module_exit(vcpuperf_exit);
 MODULE_LICENSE("GPL");
 MODULE_AUTHOR("vcpuperf developers");
 MODULE_DESCRIPTION("Per-thread and per-vCPU in-kernel perf counters streamed through /dev/vcpuperf and debugfs");
-MODULE_VERSION("0.3.0");
+MODULE_VERSION(VP_VERSION);	/* dkms.conf, by Kbuild */

@@ -22,6 +22,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -193,7 +194,6 @@ class RowKeysInMan(unittest.TestCase):
     rule)."""
 
     def rows(self):
-        import tempfile
         import test_decode as td
         events = td.DEFAULT_EVENTS + [
             ("task-clock", td.SW, td.MOD_G << 8, td.SW_TASK_CLOCK)]
@@ -377,6 +377,50 @@ class Rendering(unittest.TestCase):
             rc, out, err = self.render(["man", "--warnings=w", "-l", page])
             self.assertEqual((rc, err), (0, ""), page)
             self.assertIn("NAME", out)
+
+
+class Version(unittest.TestCase):
+    """The version has one place, dkms.conf: the installed pages' footers
+    and the module's MODULE_VERSION are made from it."""
+
+    def version(self):
+        m = re.search(r'^PACKAGE_VERSION="([^"]+)"$',
+                      read(os.path.join(ROOT, "dkms.conf")), re.M)
+        self.assertIsNotNone(m, "no PACKAGE_VERSION in dkms.conf")
+        return m.group(1)
+
+    def test_no_version_written_elsewhere(self):
+        v = self.version()
+        for page in (MAN1, MAN1_PLOT, MAN4):
+            th = next(line for line in read(page).splitlines()
+                      if line.startswith(".TH "))
+            self.assertNotIn(v, th, page)
+        self.assertIn("MODULE_VERSION(VP_VERSION)",
+                      read(os.path.join(ROOT, "module", "main.c")))
+
+    def test_installed_pages_carry_it(self):
+        import tempfile
+        v = self.version()
+        with tempfile.TemporaryDirectory() as d:
+            p = subprocess.run(["make", "-s", "-C", ROOT, "install-files",
+                                "DESTDIR=" + d], capture_output=True,
+                               text=True, timeout=120)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            pages = glob.glob(os.path.join(d, "**", "*.[14]"),
+                              recursive=True)
+            self.assertEqual(len(pages), 3, pages)
+            for page in pages:
+                th = next(line for line in read(page).splitlines()
+                          if line.startswith(".TH "))
+                self.assertIn('"vcpuperf %s"' % v, th, page)
+
+    def test_built_module_carries_it(self):
+        ko = built_module()
+        if not ko or not shutil.which("modinfo"):
+            self.skipTest("no vcpuperf.ko built, or no modinfo")
+        p = subprocess.run(["modinfo", "-F", "version", ko],
+                           capture_output=True, text=True, check=True)
+        self.assertEqual(p.stdout.strip(), self.version(), ko)
 
 
 def ensure_built():
