@@ -39,7 +39,7 @@ DESC = {
     "floor": "bench/floor/vpfloor.ko: a kthread, perf_event_read_value() on "
     "every counter (cross-CPU calls included), results discarded",
 }
-LAZY_MIN_MS = 50     # VCPUPERF_LAZY_MIN_INTERVAL_NS
+LAZY_MIN_MS = 50     # VP_LAZY_MIN_INTERVAL_NS (module/vcpuperf.h)
 
 
 def mean(xs):

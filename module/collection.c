@@ -118,7 +118,7 @@ static struct vp_coll *vp_coll_alloc(struct vp_module *mod, u32 ring_kb)
 	INIT_LIST_HEAD(&c->groups);
 	INIT_LIST_HEAD(&c->restarts);
 	xa_init(&c->by_tid);
-	c->interval_ns = VCPUPERF_INTERVAL_DEFAULT_NS;
+	c->interval_ns = VP_INTERVAL_DEFAULT_NS;
 	c->ring_kb = ring_kb;
 	c->scratch = kmalloc(VP_MAX_REC_SIZE, GFP_KERNEL);
 	if (!c->scratch)

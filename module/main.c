@@ -46,7 +46,7 @@ static char *events;
 module_param(events, charp, 0444);
 MODULE_PARM_DESC(events, "Events for the load-time attach (default: " VP_DEFAULT_EVENTS ")");
 
-static unsigned int interval_ms = VCPUPERF_INTERVAL_DEFAULT_NS / NSEC_PER_MSEC;
+static unsigned int interval_ms = VP_INTERVAL_DEFAULT_NS / NSEC_PER_MSEC;
 module_param(interval_ms, uint, 0444);
 MODULE_PARM_DESC(interval_ms, "Sampling interval of the default collection in ms, 1..60000 (default 100)");
 
@@ -54,7 +54,7 @@ static bool guest_only;
 module_param(guest_only, bool, 0444);
 MODULE_PARM_DESC(guest_only, "Count hardware events in guest mode only (exclude_host) in the load-time attach");
 
-static unsigned int ring_kb = VCPUPERF_RING_DEFAULT_KB;
+static unsigned int ring_kb = VP_RING_DEFAULT_KB;
 module_param(ring_kb, uint, 0444);
 MODULE_PARM_DESC(ring_kb, "Ring size of a new collection in KiB, 64..1048576 (default 4096)");
 

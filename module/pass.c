@@ -41,7 +41,7 @@ u32 vp_read_mode(struct vp_coll *c)
 {
 	if (c->read_mode != VCPUPERF_READ_AUTO)
 		return c->read_mode;
-	return c->interval_ns >= VCPUPERF_LAZY_MIN_INTERVAL_NS ?
+	return c->interval_ns >= VP_LAZY_MIN_INTERVAL_NS ?
 	       VCPUPERF_READ_LAZY : VCPUPERF_READ_KICK;
 }
 

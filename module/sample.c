@@ -57,7 +57,7 @@ static bool vp_target_exited(struct vp_target *t, u32 counting, u32 exited)
  * The lifecycle state machine: first_row after the first sample;
  * multiplexed at the first interval in which a counter ran for less than
  * it was enabled; no_counters once the thread ran in
- * VCPUPERF_NO_COUNTERS_INTERVALS intervals with no watched counter ever
+ * VP_NO_COUNTERS_INTERVALS intervals with no watched counter ever
  * on the PMU (the PMU counters when the thread has any, else all: see
  * vp_watched()); task_exited (and a final sample) once every counter saw
  * the exit (a final sample alone when an exec ended them: exec.c).  The
@@ -133,7 +133,7 @@ bool vp_sample_account(struct vp_coll *c, struct vp_target *t,
 	if (mux && !t->multiplexed_sent)
 		vp_emit_multiplexed(c, t, mux, min_ppm);
 	if (watch && !t->ever_counted && !t->no_counters_sent &&
-	    t->intervals_ran >= VCPUPERF_NO_COUNTERS_INTERVALS)
+	    t->intervals_ran >= VP_NO_COUNTERS_INTERVALS)
 		vp_emit_no_counters(c, t, watch);
 	/* Ended by an exec, not an exit: exec.c ends it with that reason. */
 	if (gone && vp_task_exiting(t->task))

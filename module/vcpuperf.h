@@ -63,6 +63,20 @@
 #include "counter.h"
 #include "ring.h"
 
+/*
+ * Module policy, not ABI (the uapi header holds what readers rely on):
+ * defaults and thresholds a later version may change; vcpuperf(4) gives
+ * their values.
+ */
+/* Interval of a new collection (and the interval_ms parameter's default). */
+#define VP_INTERVAL_DEFAULT_NS		(100 * NSEC_PER_MSEC)
+/* Ring of a new collection, KiB (and the ring_kb parameter's default). */
+#define VP_RING_DEFAULT_KB		4096U
+/* Intervals from which "read auto" waits for the timer tick (lazy). */
+#define VP_LAZY_MIN_INTERVAL_NS		(50 * NSEC_PER_MSEC)
+/* Intervals a thread runs with no (PMU) counter counting: no_counters. */
+#define VP_NO_COUNTERS_INTERVALS	10
+
 struct cred;
 struct dentry;
 struct pid;

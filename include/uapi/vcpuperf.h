@@ -1,109 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
 /*
- * vcpuperf: per-thread in-kernel perf counters, user-visible ABI.
+ * vcpuperf: per-thread in-kernel perf counters, the ABI between the module
+ * and its readers (vcpuperf-cat): the records of the stream, the ioctls,
+ * the attach flags and event modifiers, and the limits commands are
+ * checked against, each defined here once.  The command words are parsed
+ * by lib/vcpuperf_cmd.c, which the module and the tool both build.
+ * vcpuperf(4) is the reference for all of it (the command grammar, what
+ * each record means, every error a write() returns), and
+ * tests/tool/test_man.py checks that every record, cause and command word
+ * is there.  Nothing here may depend on kernel-internal headers.  The
+ * module's own defaults and thresholds are in module/vcpuperf.h: they are
+ * not ABI.
  *
- * This header is the single definition of the record stream and of the
- * command grammar.  The module and vcpuperf-cat both include it; nothing
- * here may depend on kernel-internal headers.
- *
- * Collections
- * -----------
- * A collection is one set of sampled threads with its own events,
- * interval and sampling grid, record ring, sequence numbers, lifecycle
- * records and reader.  Collections are independent: a command acts on one
- * collection only, each has its own drops, and the same thread may be in
- * several: they share its kernel counters (one per thread and event, each
- * collection reading it from its own baseline, so its records are what a
- * counter of its own would give), and the PMU counts each event once.
- *
- *  - Every open() of /dev/vcpuperf creates a collection owned by that open
- *    file.  Commands written to the file act on it; reading the file gives
- *    its stream.  dup() and fork() share it, as perf event fds are shared.
- *    When the last reference is closed (the owner being killed included)
- *    the collection ends: every counter is released and nothing is left.
- *    A rejected command's reason is read back on the same file with the
- *    VCPUPERF_IOC_LAST_ERROR ioctl.  open() fails with -EUSERS when the
- *    module's max_collections limit is reached and -ENOSPC when its ring
- *    would exceed the module's ring_total_kb.
- *  - The module's default collection is the one of the load-time
- *    parameters and of the debugfs files: commands go to
- *    /sys/kernel/debug/vcpuperf/control, records are read from
- *    /sys/kernel/debug/vcpuperf/stream (one reader at a time), the reason
- *    of its last rejected command is in /sys/kernel/debug/vcpuperf/status,
- *    which lists every collection.
- *
- * Stream
- * ------
- * The stream is a byte FIFO of records.  Each open of a stream first yields
- * one VCPUPERF_REC_HEADER record (sequence number 0, not part of the
- * sequence); every other record carries the collection's sequence number,
- * which increases by one per record produced.  A record that could not be
- * queued because the ring was full still consumes its sequence number; the
- * next record that fits is preceded by a VCPUPERF_REC_DROPPED record whose
- * count equals the number of sequence numbers skipped.  After the stop
- * command (or unload) the collection's session finished record is queued,
- * and read() returns 0 (end of file) once it has been read.  All fields are
- * in host byte order, every record is padded to a multiple of 8 bytes and
- * its total size is in vcpuperf_rec.size, so a reader can skip types it
- * does not know.
- *
- * Control grammar (one command per write, optional trailing newline)
- * -----------------------------------------------------------------
- *   attach TARGET [events=EV[,EV...]] [MODIFIER...]
- *   detach TARGET | detach all
- *   interval DURATION
- *   ring SIZE
- *   read MODE
- *   stop
- *
- *   TARGET   := tid=N[,N...] | pid=N | qemu=N
- *   MODIFIER := guest_only | host_only | user_only | kernel_only | pinned
- *             | process_totals | all_threads
- *   DURATION := N[us|ms|s]   (no unit means ms; 1 ms <= DURATION <= 60 s)
- *   SIZE     := N[K|M|G]     (no unit means KiB; 64 KiB <= SIZE <= 1 GiB)
- *   MODE     := auto | direct | kick | lazy
- *   EV       := NAME[:MODS] | rHEX[:MODS] | TYPE:CONFIG[:MODS]
- *             | SUBSYS:TRACEPOINT[:MODS]
- *   MODS     := letters from u (user only), k (kernel only),
- *               G (guest only), H (host only), D (pinned)
- *
- * process_totals (pid= and qemu= only) also counts the whole process:
- * one inherited counter (perf_event_attr.inherit, inherit_thread) per
- * event on every thread the process has when it is attached but its vCPU
- * threads, which perf extends to every thread created afterwards (threads
- * that start and end between two passes included); the vCPU threads count
- * with their own counters.  Their sum is a VCPUPERF_REC_PROCESS_SAMPLE
- * per pass.  A kernel counter is shared by every collection that counts
- * the same event (the same attr) on the same thread, each from its own
- * baseline: it costs the PMU once.  all_threads (qemu= only) samples every thread of the QEMU
- * process, the emulator's as well as the vCPU threads.
- *
- * "ring" replaces the collection's ring with one of SIZE bytes; the records
- * queued are kept (-EBUSY if they would not fit).
- *
- * "read" chooses how a thread that is running on another CPU at sampling
- * time is read (a thread that is not running is always read directly,
- * which costs no interrupt): direct, one cross-CPU call per counter; kick,
- * the thread reads its own counters on its next return to user or guest
- * mode, brought there by one reschedule interrupt; lazy, the same without
- * the interrupt (a running thread returns by itself at the host's next
- * timer tick); auto (the default), lazy when the interval is long enough
- * for that wait (VCPUPERF_LAZY_MIN_INTERVAL_NS), else kick.  The next
- * pass collects the values (their samples come one interval later, with
- * their own time and grid point); a thread that has not read its counters
- * by then is read directly; kernel threads always are.
- *
- * Errors from write(): -EINVAL malformed command, -ENOENT unknown event or
- * tracepoint, -ESRCH no such thread or process, -E2BIG more than the
- * per-command limits below, -ENOSPC target table full (the module's
- * max_targets) or ring memory exhausted (ring_total_kb), -EEXIST thread
- * already attached to this collection, -EBUSY queued records do not fit in
- * the new ring size, -ENODEV module unloading, -EPERM the file's opener
- * lacks CAP_SYS_ADMIN, -EACCES the file's opener may not trace a thread
- * named (an attach carries the authority of the file's opener, checked
- * when it is carried out).  A failed command changes
- * nothing; its reason is kept for the collection's writer (see above) and
- * logged (rate-limited).
+ * The stream is a byte FIFO of records in host byte order, each padded to
+ * a multiple of 8 bytes with its size in vcpuperf_rec.size, so that a
+ * reader skips the types it does not know.
  */
 #ifndef _UAPI_LINUX_VCPUPERF_H
 #define _UAPI_LINUX_VCPUPERF_H
@@ -128,15 +39,10 @@
 
 #define VCPUPERF_INTERVAL_MIN_NS	1000000ULL	/* 1 ms */
 #define VCPUPERF_INTERVAL_MAX_NS	60000000000ULL	/* 60 s */
-#define VCPUPERF_INTERVAL_DEFAULT_NS	100000000ULL	/* 100 ms */
 
 /* Ring size of one collection, KiB. */
 #define VCPUPERF_RING_MIN_KB		64U
 #define VCPUPERF_RING_MAX_KB		(1024U * 1024U)	/* 1 GiB */
-#define VCPUPERF_RING_DEFAULT_KB	4096U
-
-/* Intervals from which "read auto" waits for the timer tick (lazy). */
-#define VCPUPERF_LAZY_MIN_INTERVAL_NS	50000000ULL	/* 50 ms */
 
 /* How a running thread is read (the read command). */
 enum vcpuperf_read_mode {
@@ -148,9 +54,6 @@ enum vcpuperf_read_mode {
 
 /* Length of a rejected command's reason, NUL included. */
 #define VCPUPERF_ERR_LEN	160
-
-/* Intervals in which a thread ran but no (PMU) counter ever counted. */
-#define VCPUPERF_NO_COUNTERS_INTERVALS	10
 
 #define VCPUPERF_NO_VCPU	(-1)
 

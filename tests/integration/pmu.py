@@ -290,7 +290,7 @@ def pmu_never_scheduled():
     """PMU counters that never get a slot while software events of the
     same thread count: null in every row the thread ran (never 0),
     perf_first_row counters_populated:false, perf_no_counters after exactly
-    VCPUPERF_NO_COUNTERS_INTERVALS ran intervals with its cause, and the
+    VP_NO_COUNTERS_INTERVALS (10, module/vcpuperf.h) ran intervals with its cause, and the
     software events counting all along."""
     pages = 1500
     with TestPMU("slots=2") as pmu:

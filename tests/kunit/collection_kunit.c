@@ -170,7 +170,7 @@ static struct vp_target *vpk_fake_target(struct kunit *test, u32 tid,
 /*
  * The lifecycle state machine, fed values no PMU-less VM can produce:
  * first_row, multiplexed once, no_counters after exactly
- * VCPUPERF_NO_COUNTERS_INTERVALS intervals in which the thread ran,
+ * VP_NO_COUNTERS_INTERVALS intervals in which the thread ran,
  * never for a thread that did not run, not hidden by a software event
  * that counts, and task_exited with final counts (a thread that exited:
  * not for counters an exec ended).
@@ -280,7 +280,7 @@ static void vpk_lifecycle(struct kunit *test)
 
 	/* A thread that runs while its counter never gets onto the PMU. */
 	t2 = vpk_fake_target(test, 43, 1);
-	for (i = 1; i <= VCPUPERF_NO_COUNTERS_INTERVALS + 1; i++) {
+	for (i = 1; i <= VP_NO_COUNTERS_INTERVALS + 1; i++) {
 		v[0] = 0;
 		v[1] = 1000ULL * i;
 		v[2] = 0;
@@ -290,13 +290,13 @@ static void vpk_lifecycle(struct kunit *test)
 			KUNIT_ASSERT_EQ(test, n, 2);
 			fr = (const void *)r[1];
 			KUNIT_EXPECT_EQ(test, fr->counters_populated, 0U);
-		} else if (i == VCPUPERF_NO_COUNTERS_INTERVALS) {
+		} else if (i == VP_NO_COUNTERS_INTERVALS) {
 			KUNIT_ASSERT_EQ(test, n, 2);
 			KUNIT_EXPECT_EQ(test, r[1]->type,
 					VCPUPERF_REC_NO_COUNTERS);
 			nc = (const void *)r[1];
 			KUNIT_EXPECT_EQ(test, nc->intervals_ran,
-					(u64)VCPUPERF_NO_COUNTERS_INTERVALS);
+					(u64)VP_NO_COUNTERS_INTERVALS);
 			KUNIT_EXPECT_EQ(test, nc->cause,
 					(u32)VCPUPERF_CAUSE_NEVER_COUNTED);
 		} else {
@@ -307,7 +307,7 @@ static void vpk_lifecycle(struct kunit *test)
 
 	/* A thread that never runs (an idle vCPU) never gets no_counters. */
 	t3 = vpk_fake_target(test, 44, 1);
-	for (i = 1; i <= 2 * VCPUPERF_NO_COUNTERS_INTERVALS; i++) {
+	for (i = 1; i <= 2 * VP_NO_COUNTERS_INTERVALS; i++) {
 		v[0] = 0;
 		v[1] = 0;
 		v[2] = 0;
@@ -324,7 +324,7 @@ static void vpk_lifecycle(struct kunit *test)
 	t4 = vpk_fake_target(test, 45, 2);
 	t4->events[0].type = PERF_TYPE_HARDWARE;
 	t4->events[1].type = PERF_TYPE_SOFTWARE;
-	for (i = 1; i <= VCPUPERF_NO_COUNTERS_INTERVALS; i++) {
+	for (i = 1; i <= VP_NO_COUNTERS_INTERVALS; i++) {
 		v[0] = 0;
 		v[1] = 1000ULL * i;
 		v[2] = 0;
@@ -339,7 +339,7 @@ static void vpk_lifecycle(struct kunit *test)
 			KUNIT_EXPECT_EQ(test, fr->counters_populated, 0U);
 			KUNIT_EXPECT_EQ(test, fr->populated_mask, 0U);
 			KUNIT_EXPECT_EQ(test, fr->counting_mask, 0x1U);
-		} else if (i == VCPUPERF_NO_COUNTERS_INTERVALS) {
+		} else if (i == VP_NO_COUNTERS_INTERVALS) {
 			KUNIT_ASSERT_EQ(test, n, 2);
 			KUNIT_EXPECT_EQ(test, r[1]->type,
 					VCPUPERF_REC_NO_COUNTERS);
@@ -350,7 +350,7 @@ static void vpk_lifecycle(struct kunit *test)
 		}
 	}
 	KUNIT_EXPECT_EQ(test, t4->intervals_with_values,
-			(u64)VCPUPERF_NO_COUNTERS_INTERVALS);
+			(u64)VP_NO_COUNTERS_INTERVALS);
 	mutex_unlock(&vp->lock);
 }
 
@@ -423,7 +423,7 @@ static void vpk_collections(struct kunit *test)
 
 	/* A command on one collection changes nothing of the other. */
 	KUNIT_EXPECT_EQ(test, vp_control_apply(a, NULL, "interval 7ms", 12), 0);
-	KUNIT_EXPECT_EQ(test, b->interval_ns, VCPUPERF_INTERVAL_DEFAULT_NS);
+	KUNIT_EXPECT_EQ(test, b->interval_ns, VP_INTERVAL_DEFAULT_NS);
 	KUNIT_EXPECT_EQ(test, vp_control_apply(a, NULL, "bogus", 5), -EINVAL);
 	KUNIT_EXPECT_EQ(test, a->last_errno, -EINVAL);
 	KUNIT_EXPECT_EQ(test, b->last_errno, 0);

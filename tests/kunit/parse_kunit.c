@@ -396,7 +396,7 @@ static void vpk_assert_untouched(struct kunit *test, struct vp_coll *vp,
 	KUNIT_EXPECT_TRUE_MSG(test, list_empty(&vp->groups), "%s", what);
 	KUNIT_EXPECT_TRUE_MSG(test, xa_empty(&vp->by_tid), "%s", what);
 	KUNIT_EXPECT_EQ_MSG(test, vp->interval_ns,
-			    (u64)VCPUPERF_INTERVAL_DEFAULT_NS, "%s", what);
+			    (u64)VP_INTERVAL_DEFAULT_NS, "%s", what);
 	KUNIT_EXPECT_EQ_MSG(test, vp->grid_base, 0ULL, "%s", what);
 	KUNIT_EXPECT_EQ_MSG(test, vp->ring.produced, 0ULL, "%s", what);
 	KUNIT_EXPECT_EQ_MSG(test, vp->ring.next_seq, 1ULL, "%s", what);
