@@ -68,7 +68,6 @@
 #include "record.h"
 #include "ring.h"
 #include "shared.h"
-#include "target.h"
 #include "vcpuperf.h"
 
 /* Bytes of a command line read for the VM identity; the rest is cut. */

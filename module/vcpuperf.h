@@ -37,12 +37,16 @@
  * The self-read state (selfread.c) has its own spinlock and a module-wide
  * table of queued reads (vp_sr_lock), never held across another lock.
  *
- * Directions of calls: files (chardev, debugfs) -> control -> collection
- * -> sampler -> pass -> attach -> target -> sample -> selfread, counter
- * -> shared -> pmu; pass and attach -> exec -> attach (threads that
- * exec'd, attached again); target, sample and process -> record -> ring;
- * attach and sampler -> process (whole-process counters); attach, target,
- * process and status -> access.
+ * Directions of calls (a file includes the headers of the files it
+ * calls): main -> the files (chardev, debugfs; status, stream) ->
+ * control -> collection -> sampler -> pass -> target -> sample -> record
+ * -> ring; control and collection -> attach -> target; sampler, attach
+ * and target -> process (whole-process counters) -> record; pass and
+ * attach -> exec -> attach (a thread that exec'd, attached again);
+ * pass, target and sample -> selfread; target, sample, process, record
+ * and selfread -> counter <-> shared -> pmu; the files, attach, target
+ * and process -> access.  Calls back up: sample -> target
+ * (vp_task_exiting()), exec -> attach, shared -> counter.
  */
 #ifndef _VCPUPERF_MODULE_H
 #define _VCPUPERF_MODULE_H
