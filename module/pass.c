@@ -10,8 +10,8 @@
  * A pass does not wait for the threads it asks: it collects their values
  * at the next pass (sample.c, vp_sample_deferred()), so that the
  * sampler sleeps once per interval.  Every extra wake-up of the sampler
- * may itself cost an interrupt (measured under TCG: about one and a half
- * rescheduling interrupts per wake-up), which is what the self-read saves.
+ * may itself cost interrupts (bench/README.md has the figures), and on a
+ * CPU running a guest a preemption of the vCPU: what the self-read saves.
  * The values keep their own time and grid point; only their sample is
  * queued one interval later.  A thread that has not read itself by then
  * did not return to user or guest mode for a whole interval: it is read
