@@ -100,11 +100,11 @@ vm_tests() {
 	case "$line" in *", 0 failed"*) ;; *) fail=1 ;; esac
 }
 
-# The tests that need a thread running on another CPU than the sampler's.
-TWO_CPU_TESTS="running_threads_read_themselves stuck_in_kernel_falls_back"
-TWO_CPU_TESTS="$TWO_CPU_TESTS work_pending_at_close_detach_exit_rmmod"
-TWO_CPU_TESTS="$TWO_CPU_TESTS kernel_thread_read_directly exited_thread_ends_once_in_order"
-TWO_CPU_TESTS="$TWO_CPU_TESTS vhost_worker_never_asked"
+# The tests that need a thread running on another CPU than the sampler's:
+# tagged so where they are written (needs_cpus() in vptest.py).
+TWO_CPU_TESTS=$(cd "$top/tests/integration" && python3 run.py --list --cpus 2 | tr '\n' ' ')
+[ -n "$TWO_CPU_TESTS" ] || { echo "matrix: no test tagged needs_cpus(2)" >&2; exit 1; }
+TWO_CPU_TESTS=${TWO_CPU_TESTS% }
 
 # vm_matrix DIR VM-RUN-OPTIONS...: the integration tests of one matrix
 # kernel.  With two vCPUs in one QEMU thread each (MTTCG) 6.12 and sid's

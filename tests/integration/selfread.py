@@ -181,12 +181,12 @@ def run_mode(mode, interval_ms, seconds, baseline=False, by_callback=False):
 
 
 @test
+@needs_cpus(2)
 def running_threads_read_themselves():
     """direct: one function-call interrupt per counter of a thread running
     on another CPU; kick: the thread reads itself, one rescheduling
     interrupt per tick instead and no function-call ones; lazy: close to
     no interrupt at all.  Counts agree with schedstat in every mode."""
-    needs_cpus(2)
     load()
     ms, secs = 50, 4.0
     by_cb = ipi_callbacks_start()
@@ -307,12 +307,12 @@ def wait_for(fn, timeout, what):
 
 
 @test
+@needs_cpus(2)
 def stuck_in_kernel_falls_back():
     """A thread that stays in the kernel past the next pass is read
     directly (fallback 'timeout', then 'pending' while its work waits); its
     rows still come, one per grid point, each read by the next pass at the
     latest."""
-    needs_cpus(2)
     load()
     dd = dd_in_kernel("stuck", 6)
     c = Cat("stuck", "--tid", str(dd.pid), "--interval", "20ms",
@@ -405,6 +405,7 @@ def rmmod_with_read_held(src):
 
 
 @test
+@needs_cpus(2)
 def work_pending_at_close_detach_exit_rmmod():
     """A read queued on a thread that stays in the kernel is still pending
     when its collection is closed (the tool SIGKILLed), when the thread is
@@ -413,7 +414,6 @@ def work_pending_at_close_detach_exit_rmmod():
     module: rmmod fails at once ("in use", no wait), the status file names
     the thread, and rmmod goes through once the thread has run it.  The
     kernel log stays clean."""
-    needs_cpus(2)
     mark = dmesg_mark()
     load()
     # closed by SIGKILL with the work pending
@@ -487,13 +487,13 @@ def pin_kthread(comm, cpus):
 
 
 @test
+@needs_cpus(2)
 def exited_thread_ends_once_in_order():
     """A thread asked to read itself (kick, a 5 s interval) that exits
     before the next pass, followed by a command (an attach of another
     thread at 6 s, which ends exited targets first): its records are its
     self-read sample, then exactly one final sample and one
     perf_task_exited, its cumulative counts never decreasing."""
-    needs_cpus(2)
     load()
     done = os.path.join(OUT, "exitorder.done.json")
     if os.path.exists(done):
@@ -571,6 +571,7 @@ def find_thread(name, pid=None):
 
 
 @test
+@needs_cpus(2)
 def vhost_worker_never_asked():
     """A real vhost worker (/dev/vhost-vsock owned and kept busy by
     tests/workload/vhostload) never returns to user mode: it is never
@@ -578,7 +579,6 @@ def vhost_worker_never_asked():
     (Linux 6.4 on, where it is a thread of the process that pid= attaches)
     or as a kernel thread (before); no read stays queued on it and rmmod
     goes through at once."""
-    needs_cpus(2)
     if sh("modprobe vhost_vsock", check_rc=False).returncode or \
             not os.path.exists("/dev/vhost-vsock"):
         raise TestSkip("no vhost_vsock in this kernel")
@@ -661,6 +661,7 @@ def collection_of(owner):
 
 
 @test
+@needs_cpus(2)
 def kernel_thread_read_directly():
     """Kernel threads never run task work: a busy one is read directly
     and counted as such, never asked to read itself."""

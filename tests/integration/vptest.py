@@ -96,10 +96,23 @@ def check_timing(cond, msg):
 
 
 def needs_cpus(n):
-    """Skip the calling test on a boot with fewer than @n online CPUs."""
+    """Declare that a test means something only on a boot with @n CPUs or
+    more (a thread running on another CPU than the sampler's): put it
+    under @test.  The runner skips it on a boot with fewer, and `--list
+    --cpus N` names the tests that need N (scripts/matrix.sh boots those
+    once more on two CPUs)."""
+    def tag(fn):
+        fn.vp_cpus = n
+        return fn
+    return tag
+
+
+def _check_cpus(fn):
+    """Skip @fn (TestSkip) when this boot has fewer CPUs than it needs."""
+    want = getattr(fn, "vp_cpus", 1)
     have = os.cpu_count() or 1
-    if have < n:
-        raise TestSkip("needs %d CPUs, this boot has %d" % (n, have))
+    if have < want:
+        raise TestSkip("needs %d CPUs, this boot has %d" % (want, have))
 
 
 def meminfo():
@@ -679,6 +692,7 @@ def run(tests, final=None, before_each=None, on_failure=None):
             dog = _Watchdog(out, t.__name__)
             try:
                 try:
+                    _check_cpus(t)
                     if is_test and before_each:
                         before_each(t)
                     t()
@@ -735,11 +749,14 @@ def select(names, tests=None):
 
 def main(argv=None):
     """A driver's command line: [NAME...] runs those tests (all for none),
-    --all-but NAME... all others, --list prints every name in order."""
+    --all-but NAME... all others, --list prints every name in order,
+    --list --cpus N those that need N CPUs or more (needs_cpus())."""
     args = sys.argv[1:] if argv is None else list(argv)
     if args[:1] == ["--list"]:
+        cpus = int(args[2]) if args[1:2] == ["--cpus"] else 1
         for t in TESTS:
-            print(t.__name__)
+            if getattr(t, "vp_cpus", 1) >= cpus:
+                print(t.__name__)
         return 0
     try:
         tests = select(args)
