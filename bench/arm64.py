@@ -604,7 +604,9 @@ class Collector:
             f.close()
         self.edge = {}
 
-    def ready(self):
+    def ready(self, lookup=True):
+        """Has it started writing?  With @lookup its collection is looked
+        up too (else the caller does: collections_of())."""
         k = self.kind
         if k == "none":
             return True
@@ -622,7 +624,7 @@ class Collector:
             return False
         if not all(xb.file_has(p, b'"t_mono_ns"') for p in files):
             return False
-        if self.coll is None:
+        if self.coll is None and lookup:
             self.coll = collection_of(self.p.pid)
         return True
 
@@ -747,18 +749,31 @@ class Collector:
         return n
 
 
-def collection_of(pid):
-    """The collection process @pid opened and its sampler kthread, by the
-    status file's owner (several collectors may start together)."""
+def collections_of(pids):
+    """{pid: the collection process pid opened and its sampler kthread}
+    for every pid of @pids, by the status file's owner (several
+    collectors may start together): one walk of /proc and one read of
+    the status file for all of them (64 recorders at once read it 4096
+    times otherwise, each a listing of every collection)."""
+    colls = xb.status()
+    out = {}
     for comm, kp in xb.kthreads("vcpuperf/").items():
         n = comm.split("/")[1]
         if not n.isdigit() or n == "0":
             continue
-        st = xb.status(int(n))
-        if st and st.get("owner") == pid:
-            return {"id": int(n), "kpid": kp, "last_k": None}
-    problems.append("no collection owned by %d" % pid)
-    return {"id": None, "kpid": None}
+        st = colls.get(int(n))
+        if st and st.get("owner") in pids:
+            out[st["owner"]] = {"id": int(n), "kpid": kp, "last_k": None}
+    for pid in pids:
+        if pid not in out:
+            problems.append("no collection owned by %d" % pid)
+            out[pid] = {"id": None, "kpid": None}
+    return out
+
+
+def collection_of(pid):
+    """collections_of() of one process."""
+    return collections_of([pid])[pid]
 
 
 def run(cfg, kind, tag, phase_ns):

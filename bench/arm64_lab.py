@@ -127,7 +127,14 @@ class PerVm:
             m.start()
 
     def ready(self):
-        return all(m.ready() for m in self.members)
+        if not all(m.ready(lookup=False) for m in self.members):
+            return False
+        need = [m for m in self.members if m.coll is None and m.p]
+        if need and PER_VM[self.kind].startswith("vcpuperf"):
+            found = a.collections_of([m.p.pid for m in need])
+            for m in need:
+                m.coll = found[m.p.pid]
+        return True
 
     def grid_base(self):
         return self.members[0].grid_base()
@@ -159,7 +166,16 @@ class PerVm:
         return out
 
     def status(self):
-        sts = [m.status() for m in self.members]
+        # One read of the status file for all (it lists every collection).
+        first = self.members[0]
+        if "status" not in first.edge or \
+                any(not m.coll or m.coll.get("id") is None
+                    for m in self.members):
+            return {}
+        t0 = time.monotonic_ns()
+        text = first.edge["status"].read()
+        colls = a.xb.parse_status(text, t0, time.monotonic_ns())
+        sts = [colls.get(m.coll["id"]) or {} for m in self.members]
         if not all(sts):
             return {}
         out = {k: sum(st.get(k, 0) for st in sts) for k in (
