@@ -5,15 +5,17 @@
 #   make demo       set up, build, boot a VM, attach to a workload, print JSONL
 #   make demo-arm64 the same on the arm64 bed: a real PMU, QEMU with KVM
 #   make check      set up, build and run every test
-#   make check-host the tests that need no VM (builds, checkpatch, tool
-#                   tests, a short fuzz)
+#   make check-host [T="GLOB ..."]  the tests that need no VM (builds,
+#                   checkpatch, tool tests, a short fuzz); T: only the tool
+#                   tests named (Class.test_name or test_name), no fuzz
 #   make check-vm T="NAME ..." [PROFILE=6.1|6.12|sid|debug|arm64] [SMP=N]
 #                   chosen integration tests in one boot of one kernel
 #   make fresh-test the first make demo in a minimal Debian 12 root
 #   make install    install the module (for KVER), vcpuperf-cat, the man
 #                   pages, the modprobe.d example and the systemd units
 #   make uninstall  remove what make install added
-#   make stress     the long stress run in the debug kernel (about 13 min)
+#   make stress [T="PHASE ..."]  the long stress run in the debug kernel
+#                   (its phases: tests/stress/stress.py; T: only those)
 #   make arm64-check  the real-PMU and real-KVM tests on the arm64 bed
 #                   (Debian's arm64 kernel under qemu-system-aarch64;
 #                   in make check)
@@ -66,7 +68,7 @@ check: setup
 # The tests without a VM; chosen integration tests in one boot of one
 # kernel profile: make check-vm T="NAME ..." [PROFILE=...].
 check-host: setup
-	scripts/check-host.sh
+	VP_TESTS="$(T)" scripts/check-host.sh
 
 check-vm: setup
 	scripts/check-vm.sh --profile "$(PROFILE)" --smp "$(SMP)" -- $(T)
@@ -87,7 +89,7 @@ kunit: setup
 	scripts/kunit.sh
 
 stress: setup
-	scripts/stress.sh --long
+	scripts/stress.sh --long $(if $(T),-- --only $(shell echo $(T) | tr ' ' ','))
 
 bench: setup
 	scripts/bench.sh

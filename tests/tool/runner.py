@@ -4,6 +4,7 @@ print TAP (tests/tap.py): a plan, 'ok N - Class.test_name' or 'not ok N
 comment, and the closing '# N passed, N failed' line that make check
 sums."""
 
+import fnmatch
 import os
 import sys
 import unittest
@@ -84,9 +85,33 @@ class TapResult(unittest.TestResult):
         super().stopTest(test)
 
 
+def _tests(suite):
+    """The test cases of @suite, flattened."""
+    for t in suite:
+        if isinstance(t, unittest.TestSuite):
+            yield from _tests(t)
+        else:
+            yield t
+
+
+def _chosen(suite):
+    """@suite, or with VP_TESTS (make check-host T="GLOB ...") only the
+    cases whose Class.test_name or test_name matches one of its globs."""
+    globs = os.environ.get("VP_TESTS", "").split()
+    if not globs:
+        return suite
+    keep = [t for t in _tests(suite)
+            if any(fnmatch.fnmatchcase(_name(t), g) or
+                   fnmatch.fnmatchcase(_name(t).split(".")[-1], g)
+                   for g in globs)]
+    return unittest.TestSuite(keep)
+
+
 def run_module(name):
-    """Run every test case of module @name as TAP; the exit status."""
-    suite = unittest.defaultTestLoader.loadTestsFromModule(sys.modules[name])
+    """Run every test case of module @name as TAP (those VP_TESTS names,
+    when set); the exit status."""
+    suite = _chosen(unittest.defaultTestLoader.loadTestsFromModule(
+        sys.modules[name]))
     out = tap.Tap()
     try:
         out.plan(suite.countTestCases())
