@@ -31,16 +31,14 @@ make -C tests/workload >>"$OUT/build.log" 2>&1 || step_failed "workload build"
 step "style: checkpatch --strict"
 scripts/checkpatch.sh || step_failed "checkpatch"
 
-step "host tests: decoder, man pages, plot, TAP output"
-python3 tests/tool/test_decode.py >"$OUT/tool.log" 2>&1 || step_failed "decoder tests"
-python3 tests/tool/test_man.py >"$OUT/man.log" 2>&1 || step_failed "man-page tests"
-python3 tests/tool/test_plot.py >"$OUT/plot.log" 2>&1 || step_failed "plot tests"
-python3 tests/tool/test_tap.py >"$OUT/tap.log" 2>&1 || step_failed "TAP output tests"
-logs=("$OUT/tool.log" "$OUT/man.log" "$OUT/plot.log" "$OUT/tap.log")
-if [ "${VP_CHECK_PROM:-0}" = 1 ]; then
-	python3 tests/tool/test_prom.py >"$OUT/prom.log" 2>&1 || step_failed "prometheus test"
-	logs+=("$OUT/prom.log")
-fi
+step "host tests: every suite of vp_host_suites (scripts/result-lib.sh)"
+logs=()
+for suite in "${vp_host_suites[@]}"; do
+	read -r name file _ <<<"$suite"
+	[ "$name" != prom ] || [ "${VP_CHECK_PROM:-0}" = 1 ] || continue
+	python3 "$file" >"$OUT/$name.log" 2>&1 || step_failed "$name tests"
+	logs+=("$OUT/$name.log")
+done
 for log in "${logs[@]}"; do echo "$(basename "$log"): $(result_line "$log")"; done
 
 # Chosen host tests only (make check-host T=...): no fuzz.

@@ -67,20 +67,13 @@ scripts/fresh-test.sh --out "$OUT/fresh" || step_failed "fresh-test"
 step "style: checkpatch --strict"
 scripts/checkpatch.sh || step_failed "checkpatch"
 
-step "host tests: vcpuperf-cat decoder"
-python3 tests/tool/test_decode.py 2>&1 | tee "$OUT/tool.log" || step_failed "host decoder tests"
-
-step "host tests: man pages against --help, the uapi header, lib/ and the module parameters"
-python3 tests/tool/test_man.py 2>&1 | tee "$OUT/man.log" || step_failed "host man-page tests"
-
-step "host tests: --textfile read by prometheus-node-exporter, scraped and queried by prometheus"
-python3 tests/tool/test_prom.py 2>&1 | tee "$OUT/prom.log" || step_failed "host prometheus test"
-
-step "host tests: vcpuperf-plot renders an episode"
-python3 tests/tool/test_plot.py 2>&1 | tee "$OUT/plot.log" || step_failed "host plot test"
-
-step "host tests: the suites' TAP output, read by Perl's TAP::Parser"
-python3 tests/tool/test_tap.py 2>&1 | tee "$OUT/tap.log" || step_failed "host TAP output test"
+host_logs=()
+for suite in "${vp_host_suites[@]}"; do
+	read -r name file what <<<"$suite"
+	step "host tests: $what"
+	python3 "$file" 2>&1 | tee "$OUT/$name.log" || step_failed "host $name tests"
+	host_logs+=("$OUT/$name.log")
+done
 
 step "DKMS: add/build/install/vermagic/remove on every matrix kernel"
 scripts/dkms-test.sh --out "$OUT/dkms" || step_failed "dkms"
@@ -163,7 +156,7 @@ scripts/stress.sh --out "$OUT/stress" || step_failed "stress"
 # One closing line for the whole run, summed over the suites.
 npass=0
 nfail=0
-for log in "$OUT/tool.log" "$OUT/man.log" "$OUT/prom.log" "$OUT/plot.log" "$OUT/tap.log" "$OUT/vm/console.log" "$OUT/kunit.log" \
+for log in "${host_logs[@]}" "$OUT/vm/console.log" "$OUT/kunit.log" \
 	"$OUT/lockdown/result.log" "$OUT/secure-boot/result.log" \
 	"$OUT/debug-vm/console.log" "$OUT/stress/console.log" \
 	"$OUT/matrix/result.log" "$OUT/install/result.log" "$OUT/fresh/result.log" \

@@ -20,3 +20,16 @@ result_add() {
 	npass=$((npass + words[0]))
 	nfail=$((nfail + words[2]))
 }
+
+# The host test suites, one per line, "LOG FILE WHAT": make check runs
+# each as a step of its own ("host tests: WHAT", its TAP in LOG.log) and
+# sums their result lines; make check-host runs them all but prom (only
+# with VP_CHECK_PROM=1: it starts node-exporter and Prometheus).
+# shellcheck disable=SC2034 # read by check.sh and check-host.sh
+vp_host_suites=(
+	"tool tests/tool/test_decode.py vcpuperf-cat decoder"
+	"man tests/tool/test_man.py man pages against --help, the uapi header, lib/ and the module parameters"
+	"prom tests/tool/test_prom.py --textfile read by prometheus-node-exporter, scraped and queried by prometheus"
+	"plot tests/tool/test_plot.py vcpuperf-plot renders an episode"
+	"tap tests/tool/test_tap.py the suites' TAP output, read by Perl's TAP::Parser"
+)
