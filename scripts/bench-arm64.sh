@@ -18,8 +18,8 @@
 #              VMs of 4 vCPU threads, each its own VMM, x 4 and 8 events
 #              x 10 and 100 ms, recorded per VM and host-wide
 #              (bench/arm64_lab.py); results in
-#              bench/results/arm64-lab.{md,json}; two passes a boot
-#              (about 80 minutes); with --smoke 16x4x4x100ms
+#              bench/results/arm64-lab.{md,json}; two passes a boot;
+#              with --smoke 16x4x4x100ms
 #   --out DIR  write arm64.{md,json} to DIR (inside the repository)
 #
 # While developing, VP_BENCH_ONLY=64x8x10ms[,...] runs only those
@@ -105,8 +105,8 @@ export VP_MODULE=$build/kmod/vcpuperf.ko VP_CAT=$build/tool/vcpuperf-cat \
 work=$out/.vm
 rm -rf "$work"
 if [ -n "$smoke" ]; then runs=1 passes=1 tmo=1800; else runs=2 passes=6 tmo=14400; fi
-# The lab's runs are four times as many vCPU threads' work per
-# configuration: two passes (at 0 and half a tick), about 80 minutes.
+# The lab's configurations hold four times as many vCPU threads' work:
+# two passes a boot (at 0 and half a tick).
 [ -n "$lab" ] && [ -z "$smoke" ] && passes=2
 passes=${VP_BENCH_PASSES:-$passes}
 echo "==== bench-arm64: $runs bed run(s)${smoke:+ (smoke)}"
