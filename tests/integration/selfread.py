@@ -9,6 +9,7 @@ Oracles: /proc/interrupts (rescheduling and function-call interrupts, the
 cross-CPU reads' cost), each thread's schedstat, the status file's counts
 of the module's own decisions only where nothing else can tell."""
 
+import math
 import os
 import re
 import shutil
@@ -513,10 +514,21 @@ def exited_thread_ends_once_in_order():
                     "attach tid=%d events=task-clock,page-faults" % tid):
             check(control(cmd) == 0, cmd)
         c.wait_started(1)
+        # Grid points are multiples of the interval in CLOCK_MONOTONIC
+        # (time.monotonic()), the first one 2.5 to 7.5 s after the
+        # attach; it reads the blocked thread directly.  Go half a second
+        # after a grid point, so that the next one finds the thread 4.5 s
+        # into its 5.5 s of spinning.
+        wait_for(lambda: read_stats()["direct"] > 0, 30, "the first pass")
+        now = time.monotonic()
+        go_at = math.floor(now / 5) * 5 + 0.5
+        if go_at < now:
+            go_at += 5
+        time.sleep(go_at - now)
         w.go()
         t0 = time.time()
-        # kicked at the 5 s pass: its values are collected at the next
-        # one (10 s), unless a command ends it first
+        # kicked at that pass: its values are collected at the next one
+        # (5 s later), unless a command ends it first
         wait_for(lambda: read_stats()["kicks"] > 0, 30,
                  "the spinning thread asked to read itself")
         check(time.time() - t0 < 5.9, "asked only after %.1f s" %
