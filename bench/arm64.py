@@ -94,6 +94,14 @@ QUIET_SETTLE_S = 6
 GRID_RE = re.compile(r'"t_mono_ns":(\d+).*"late_ns":(\d+)')
 # Before the window, at least (run()).
 SETTLE_S = 0.3
+# A collector that needs more CPU than the bed has (64 perf stat -I at
+# 10 ms, about 1.3 G instructions a second on a CPU of 1 G) leaves the
+# VMs in their idle cgroup next to nothing: their work would take hours.
+# Their window is bounded at KEEP_UP_FACTOR times the guest work's own
+# time and KEEP_UP_SLACK_S more; the slowest collector that kept up took
+# 3.3 times it (perf stat at 256x8x10ms, 1.3 s for 0.4 s).
+KEEP_UP_FACTOR = 4
+KEEP_UP_SLACK_S = 10
 # The harness is asleep this long before the VMM lets the vCPUs go (run()):
 # it wakes a quarter tick after the grid point, when the samplers that
 # wake at the point (the floor's, vcpuperf's) are done.
@@ -403,6 +411,7 @@ class Vmm:
 
     def __init__(self, n, iters, tag, binary=VMM, workdir="/tmp/bench-vmm"):
         self.tag = tag
+        self.done = False
         self.dir = workdir
         os.makedirs(self.dir, exist_ok=True)
         self.ready = os.path.join(self.dir, "ready")
@@ -454,10 +463,18 @@ class Vmm:
         os.write(self.go_w, b"%d\n" % t_ns)
 
     def wait_done(self, timeout):
+        """True once every vCPU has done its work, False if @timeout
+        seconds passed first."""
+        if self.done:
+            return True
         ready, _, _ = select.select([self.done_r], [], [], timeout)
-        if not ready or os.read(self.done_r, 16) != b"done\n":
+        if not ready:
+            return False
+        if os.read(self.done_r, 16) != b"done\n":
             raise RuntimeError("vpvmm did not finish (rc %s)" %
                                self.p.poll())
+        self.done = True
+        return True
 
     def stop(self):
         os.close(self.done_r)
@@ -781,14 +798,24 @@ def run(cfg, kind, tag, phase_ns):
     iters = (work // n - 6) // 2
     vmm = Vmm(n, iters, "bench")
     c = Collector(kind, vmm, EVENTS[ne], ims, tag)
-    return measure(vmm, c, ims, kind, tag, phase_ns)
+    return measure(vmm, c, ims, kind, tag, phase_ns, work)
 
 
-def measure(vmm, c, ims, kind, tag, phase_ns):
+def keep_up_bound_s(work):
+    """How long a window of @work guest instructions may take (one is a
+    nanosecond) before its collector is one that cannot keep up."""
+    return KEEP_UP_FACTOR * work / 1e9 + KEEP_UP_SLACK_S
+
+
+def measure(vmm, c, ims, kind, tag, phase_ns, work):
     """One run of collector @c (its kind @kind) on the VM(s) @vmm (a Vmm,
-    or anything with its methods), started at @phase_ns of the tick:
-    the figures of its window."""
+    or anything with its methods) doing @work guest instructions, started
+    at @phase_ns of the tick: the figures of its window.  A collector
+    that cannot keep up (keep_up_bound_s()) ends the window at that
+    bound; its figures are then those of the window so far, "saturated"
+    says so, and the VMs finish their work after it has stopped."""
     files = {}
+    saturated = False
     try:
         at_tick_phase(phase_ns)
         c.start()
@@ -847,7 +874,7 @@ def measure(vmm, c, ims, kind, tag, phase_ns):
         sent = time.monotonic_ns()
         harness_late_ns = max(0, sent - t1)
         t1 = max(t1, sent)
-        vmm.wait_done(3600)
+        saturated = not vmm.wait_done(keep_up_bound_s(work))
         t2 = time.monotonic_ns()
         i2 = irq_total(files["irqs"])
         q2 = per_cpu_counts(files["softirqs"].read())
@@ -860,6 +887,9 @@ def measure(vmm, c, ims, kind, tag, phase_ns):
         for f in files.values():
             f.close()
         rows = c.stop()
+        if saturated and not vmm.wait_done(keep_up_bound_s(work)):
+            raise RuntimeError("%s: the VMs did not finish their work "
+                               "after the collector stopped" % tag)
         rep = vmm.stop()
     if not rep or not all(v["finished"] for v in rep["vcpus"]):
         raise RuntimeError("the VM did not run its work")
@@ -881,7 +911,14 @@ def measure(vmm, c, ims, kind, tag, phase_ns):
                faults=[b - a for a, b in zip(s1["faults"], s2["faults"])]
                if "faults" in s1 and "faults" in s2 else None,
                sched_ticks=sched_ticks(i1[2], i2[1]),
-               ticks=c.ticks(t1, t2, s1, s2, st1, st2))
+               ticks=c.ticks(t1, t2, s1, s2, st1, st2),
+               saturated=saturated)
+    if saturated:
+        log("%s: cannot keep up: the window ended after %.1f s, the "
+            "collector used %.0f%% of the CPU, the VMs %.1f%%" %
+            (tag, (t2 - t1) / 1e9,
+             100.0 * (res["tool_ns"] + res["kthread_ns"]) / (t2 - t1),
+             100.0 * res["vmm_ns"] / (t2 - t1)))
     # The counts around the window (status, snapshots) can take in a
     # pass or two beside it: at most the window's own.
     if res["ticks"] is not None:

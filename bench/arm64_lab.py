@@ -99,8 +99,8 @@ class VmGroup:
 
     def wait_done(self, timeout):
         deadline = time.monotonic() + timeout
-        for v in self.vms:
-            v.wait_done(max(1, deadline - time.monotonic()))
+        return all(v.wait_done(max(0, deadline - time.monotonic()))
+                   for v in self.vms)
 
     def stop(self):
         reps = [v.stop() for v in self.vms]
@@ -217,7 +217,7 @@ def run(cfg, kind, tag, phase_ns):
     iters = (work // (n * k) - 6) // 2
     group = VmGroup(n, k, iters)
     c = collector(kind, group, a.EVENTS[ne], ims, tag)
-    return a.measure(group, c, ims, kind, tag, phase_ns)
+    return a.measure(group, c, ims, kind, tag, phase_ns, work)
 
 
 def main():

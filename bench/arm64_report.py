@@ -50,6 +50,18 @@ def figures(cfg, runs, base_vmm_ns):
                  tool=r["tool_ns"] / samples, ticks=ticks,
                  window_s=r["window_ns"] / 1e9)
         f["total"] = f["module"] + f["target"] + f["tool"]
+        if r.get("saturated"):
+            # It could not keep up (bench/arm64.py keep_up_bound_s()):
+            # the VMs did only part of their work in its window, so
+            # neither the target share nor the exits are known; what it
+            # cost itself per sample it read is, and is a lower bound of
+            # its total.
+            f["saturated"] = dict(
+                window_s=r["window_ns"] / 1e9,
+                collector_cpu=(r["tool_ns"] + r["kthread_ns"]) /
+                r["window_ns"], vm_cpu=r["vmm_ns"] / r["window_ns"])
+            f["target"] = None
+            f["total"] = f["module"] + f["tool"]
         # Every run has the vCPUs run the same guest code, so as long in
         # the guest: the exits of the run without a collector are those
         # of the same work, by reason (the MMIO exits between phases) and
@@ -69,6 +81,9 @@ def figures(cfg, runs, base_vmm_ns):
                         per for k in REASONS}
         f["reasons"]["interrupt"] = (irq(r) - irq(base)) / per
         f["exits"] = sum(f["reasons"].values())
+        if "saturated" in f:
+            f["reasons"] = {k: None for k in f["reasons"]}
+            f["exits"] = None
         if "status" in r:
             f["mode"] = r["status"].get("mode_now")
             f["self_reads"] = r["status"].get("self")
@@ -87,6 +102,9 @@ def figures(cfg, runs, base_vmm_ns):
             base["kvm"].get("exits", 0)
         if "sched_ticks" in r and "sched_ticks" in base:
             f["ticks_more_run"] = r["sched_ticks"] - base["sched_ticks"]
+        if "saturated" in f:
+            del f["exits_more_run"]
+            f.pop("ticks_more_run", None)
         out[kind] = f
     return out
 
@@ -115,13 +133,17 @@ def spread(vals):
 def median(vals):
     """The middle of @vals (the mean of the middle two of an even
     number): one pass that a wake-up landed in the same tick as another
-    does not move it."""
+    does not move it.  None if one of them is (not known)."""
+    if any(x is None for x in vals):
+        return None
     v = sorted(vals)
     h = len(v) // 2
     return v[h] if len(v) % 2 else (v[h - 1] + v[h]) / 2
 
 
 def mean(vals):
+    if any(x is None for x in vals):
+        return None
     return sum(vals) / len(vals)
 
 
@@ -143,9 +165,16 @@ def combine(per_run):
             c[name] = mean(runs)
             c[name + "_runs"] = runs
             c[name + "_spread"] = spread(runs)
-        c["reasons"] = {r: sum(p["reasons"][r] for p in ps) / len(ps)
+        c["reasons"] = {r: mean([p["reasons"][r] for p in ps])
                         for r in ps[0]["reasons"]}
         c["kept"] = min(p["kept"] for p in ps)
+        sat = [p["saturated"] for p in ps if "saturated" in p]
+        if sat:
+            # Passes that could not keep up, of all; the least and most
+            # of each share.
+            c["saturated"] = dict(passes=len(sat), of=len(ps), **{
+                n: [min(x[n] for x in sat), max(x[n] for x in sat)]
+                for n in ("window_s", "collector_cpu", "vm_cpu")})
         for name in ("exits_more_run", "ticks_more_run"):
             v = [p[name] for p in ps if name in p]
             if v:
@@ -154,8 +183,10 @@ def combine(per_run):
         # a count of a few, whose runs agree within an exit or two, not
         # within a percentage of it.
         c["exits_more_run_runs"] = [
-            median([p[k]["exits_more_run"] for p in run if k in p])
+            median([p[k].get("exits_more_run") for p in run if k in p])
             for run in per_run if any(k in p for p in run)]
+        if None in c["exits_more_run_runs"]:
+            c["exits_more_run_runs"] = []
         own = hull([p["own_irqs_run"] for p in ps if "own_irqs_run" in p])
         if own:
             c["own_irqs_run"] = own
@@ -184,6 +215,17 @@ def default_mode(ims):
 
 def pct(x):
     return "-" if x is None else "%.1f%%" % (100 * x)
+
+
+def num(x, places=0):
+    """@x with @places decimals, "-" if not known."""
+    return "-" if x is None else "%.*f" % (places, x)
+
+
+def pct_span(r):
+    """A [least, most] share as one percentage or a range."""
+    a, b = ("%.0f%%" % (100 * x) for x in r)
+    return a if a == b else "%s to %s" % (a, b)
 
 
 def span(r):
@@ -254,9 +296,14 @@ def lab_goals(c):
                     "ureader-group-jsonl per VM", pv["total"] < up["total"],
                     "%.0f vs %.0f" % (pv["total"], up["total"])))
     if pf and hw:
+        # One that cannot keep up has only a lower bound of its total.
         out.append((c["name"], "perf stat -I per VM at least 20x the "
                     "host-wide recorder", pf["total"] >= 20 * hw["total"],
-                    "%.1fx" % (pf["total"] / hw["total"])))
+                    "%s%.1fx%s" % (
+                        "at least " if "saturated" in pf else "",
+                        pf["total"] / hw["total"],
+                        ": perf stat per VM cannot keep up"
+                        if "saturated" in pf else "")))
     return out
 
 
@@ -402,19 +449,37 @@ def main():
                  "interrupts not a tick, per run |")
         w.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for k, f in c["collectors"].items():
-            w.append("| %s | %s | %.0f (%s) | %.0f (%s) | %.0f (%s) | "
-                     "%.0f (%s) | %.4f | %.4f, %.4f | %s; %s | %s |" % (
-                         k, pct(f["kept"]), f["module"],
+            r = f["reasons"]
+            mmio = None if r["mmio_exit_user"] is None else \
+                r["mmio_exit_user"] + r["mmio_exit_kernel"]
+            w.append("| %s | %s | %s (%s) | %s (%s) | %s (%s) | "
+                     "%s%s (%s) | %s | %s, %s | %s; %s | %s |" % (
+                         k, pct(f["kept"]), num(f["module"]),
                          pct(f["module_spread"]),
-                         f["target"], pct(f["target_spread"]), f["tool"],
-                         pct(f["tool_spread"]), f["total"],
-                         pct(f["total_spread"]), f["exits"],
-                         f["reasons"]["interrupt"],
-                         f["reasons"]["mmio_exit_user"] +
-                         f["reasons"]["mmio_exit_kernel"],
+                         num(f["target"]), pct(f["target_spread"]),
+                         num(f["tool"]), pct(f["tool_spread"]),
+                         "at least " if "saturated" in f else "",
+                         num(f["total"]), pct(f["total_spread"]),
+                         num(f["exits"], 4), num(r["interrupt"], 4),
+                         num(mmio, 4),
                          span(f.get("exits_more_run")),
                          span(f.get("ticks_more_run")),
                          span(f.get("own_irqs_run"))))
+        for k, f in c["collectors"].items():
+            sat = f.get("saturated")
+            if sat:
+                w.append("\n%s cannot keep up in %d of %d passes: it used "
+                         "%s of the CPU, the VMs %s, and the window "
+                         "ended at the bound after %s s (bench/arm64.py "
+                         "keep_up_bound_s()); its figures are those of "
+                         "that window, its total only module and tool." %
+                         (k, sat["passes"], sat["of"],
+                          pct_span(sat["collector_cpu"]),
+                          pct_span(sat["vm_cpu"]),
+                          "%.1f" % sat["window_s"][0]
+                          if round(sat["window_s"][0], 1) ==
+                          round(sat["window_s"][1], 1) else
+                          "%.1f to %.1f" % tuple(sat["window_s"])))
         if c.get("none_own_irqs_run"):
             w.append("\nWithout a collector, interrupts not a tick per "
                      "run: %s." % span(c["none_own_irqs_run"]))
