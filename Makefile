@@ -14,6 +14,8 @@
 #   make install    install the module (for KVER), vcpuperf-cat, the man
 #                   pages, the modprobe.d example and the systemd units
 #   make uninstall  remove what make install added
+#   make kunit [T="SUITE ..."]  the KUnit suites in the debug kernel
+#                   (tests/kunit/SUITE_kunit.c; T: only those)
 #   make stress [T="PHASE ..."]  the long stress run in the debug kernel
 #                   (its phases: tests/stress/stress.py; T: only those)
 #   make arm64-check  the real-PMU and real-KVM tests on the arm64 bed
@@ -86,7 +88,7 @@ fresh-test: setup
 	scripts/fresh-test.sh
 
 kunit: setup
-	scripts/kunit.sh
+	scripts/kunit.sh $(foreach s,$(T),--suite '$(s)')
 
 stress: setup
 	scripts/stress.sh --long $(if $(T),-- --only $(shell echo $(T) | tr ' ' ','))

@@ -1,8 +1,14 @@
 #!/bin/bash
 # kunit.sh - run the vcpuperf KUnit suites in a debug kernel, in a VM.
 #
-# Usage: scripts/kunit.sh [--out DIR] [--timeout SEC] [--mem MB] [--smp N]
+# Usage: scripts/kunit.sh [--suite NAME]... [--out DIR] [--timeout SEC]
+#                         [--mem MB] [--smp N]
 #
+#   --suite NAME   only this suite (make kunit T="NAME ..."): a unit of
+#                  tests/kunit/UNIT_kunit.c or its suite's name
+#                  (vcpuperf_UNIT), shell globs allowed; the test module
+#                  is then linked with those suites alone; every suite
+#                  when none is given
 #   --out DIR      results directory (default out/kunit); holds
 #                  results.ktap     the suites' KTAP, one document with a
 #                                   subtest per suite, from each
@@ -37,9 +43,11 @@ smp=2
 # The suites are named vcpuperf_UNIT (tests/kunit/*_kunit.c).
 suite_prefix=vcpuperf_
 module=vcpuperf_kunit
+want=()
 
 while [ $# -gt 0 ]; do
 	case "$1" in
+	--suite) [ $# -ge 2 ] || { log "$1 needs an argument"; exit 2; }; want+=("${2#"$suite_prefix"}"); shift 2 ;;
 	--out) [ $# -ge 2 ] || { log "$1 needs an argument"; exit 2; }; out=$2; shift 2 ;;
 	--timeout) [ $# -ge 2 ] || { log "$1 needs an argument"; exit 2; }; timeout_s=$2; shift 2 ;;
 	--mem) [ $# -ge 2 ] || { log "$1 needs an argument"; exit 2; }; mem=$2; shift 2 ;;
@@ -47,6 +55,34 @@ while [ $# -gt 0 ]; do
 	-h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
 	*) log "unknown argument '$1'"; exit 2 ;;
 	esac
+done
+
+# The units chosen (every one by default), checked before anything is
+# built: a name that matches none is an error.
+all_units=$(find "$top/tests/kunit" -maxdepth 1 -name '*_kunit.c' -printf '%f\n' |
+	sed 's/_kunit\.c$//' | sort | tr '\n' ' ')
+units=""
+if [ ${#want[@]} -eq 0 ]; then
+	units=$all_units
+else
+	for w in "${want[@]}"; do
+		hit=""
+		for u in $all_units; do
+			# shellcheck disable=SC2053 # $w is a glob on purpose
+			if [[ $u == $w ]]; then hit="$hit $u"; fi
+		done
+		[ -n "$hit" ] || {
+			log "no KUnit suite '$w' (suites: ${all_units% })"
+			exit 2
+		}
+		units="$units$hit"
+	done
+	units=$(echo "$units" | tr ' ' '\n' | sed '/^$/d' | sort -u | tr '\n' ' ')
+fi
+units=${units% }
+sources=""
+for u in $units; do
+	sources="$sources $top/tests/kunit/${u}_kunit.c"
 done
 
 "$top/scripts/setup.sh"
@@ -62,8 +98,9 @@ out=$(cd "$out" && pwd)
 rm -f "$out"/results.ktap "$out"/results-*.ktap "$out"/results.json "$out"/dmesg.txt \
 	"$out"/kmemleak.txt "$out"/console.log "$out"/guest.log "$out"/.rc
 
-log "building $module.ko against $kbuild"
+log "building $module.ko against $kbuild (suites: $units)"
 if ! nice -n 19 make -s -C "$top/tests/kunit" KDIR="$kbuild" BUILD="$out/kmod" W=1 \
+	VPK_SUITES="$units" \
 	>"$out/kmod.log" 2>&1; then
 	cat "$out/kmod.log" >&2
 	die "building the test module failed"
@@ -198,9 +235,11 @@ fi
 
 # Every suite and every case of the sources must have a result: none
 # missing.
-expected=$(cat "$top"/tests/kunit/*_kunit.c | grep -c 'KUNIT_CASE(')
+# shellcheck disable=SC2086 # one word per source
+expected=$(cat $sources | grep -c 'KUNIT_CASE(')
+# shellcheck disable=SC2086
 suites=$(sed -n 's/^\t\.name = "\('"$suite_prefix"'[a-z0-9_]*\)",$/\1/p' \
-	"$top"/tests/kunit/*_kunit.c)
+	$sources)
 got=$(python3 - "$out/results.json" "$suites" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
