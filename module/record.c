@@ -6,7 +6,7 @@
  * session's finished) and the session totals its finished record carries.
  * Records are assembled in vp_coll.scratch under vp_coll.lock and copied
  * into the ring, which numbers them.  When a thread's samples call for a
- * lifecycle record is decided in sample.c.
+ * lifecycle record is decided in lifecycle.c.
  */
 #include <linux/string.h>
 #include <linux/ktime.h>

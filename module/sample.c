@@ -1,47 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A thread's sample: reading one thread's counters (or taking the values
- * it read itself) into a sample record, relative to the counters' bases,
- * and the lifecycle state machine that follows from it (first_row,
- * multiplexed, no_counters, task_exited; the records are built in
- * record.c).
+ * it read itself) into a sample record, relative to the counters' bases;
+ * what the sample says about the thread goes to its lifecycle
+ * (lifecycle.c).
  */
 #include <linux/string.h>
 #include <linux/ktime.h>
 #include <linux/timekeeping.h>
 
 #include "counter.h"
+#include "lifecycle.h"
 #include "record.h"
 #include "ring.h"
 #include "sample.h"
 #include "selfread.h"
-#include "target.h"
 #include "vcpuperf.h"
 
 #define VP_PPM		1000000ULL
-
-/*
- * The counters whose silence means something: the PMU counters when the
- * thread has any (software events always count while a thread runs, and
- * would hide a PMU that never schedules its counters), else all.
- */
-static u32 vp_watched(const struct vp_target *t, u32 counting)
-{
-	u32 pmu = 0, i;
-
-	for (i = 0; i < t->nr_events; i++)
-		if ((counting & BIT(i)) && vp_is_pmu_event(t->events[i].type))
-			pmu |= BIT(i);
-	return pmu ? pmu : counting;
-}
-
-/* Has the thread exited?  Its counters say so, or, with none, its task. */
-static bool vp_target_exited(struct vp_target *t, u32 counting, u32 exited)
-{
-	if (counting)
-		return exited == counting;
-	return READ_ONCE(t->task->exit_state) != 0;
-}
 
 /**
  * vp_sample_account() - queue a sample and the lifecycle records it implies
@@ -54,17 +30,14 @@ static bool vp_target_exited(struct vp_target *t, u32 counting, u32 exited)
  * @window_ns:	time taken by the reads
  * @flags:	VCPUPERF_SAMPLE_* to set on the sample
  *
- * The lifecycle state machine: first_row after the first sample;
- * multiplexed at the first interval in which a counter ran for less than
- * it was enabled; no_counters once the thread ran in
- * VP_NO_COUNTERS_INTERVALS intervals with no watched counter ever
- * on the PMU (the PMU counters when the thread has any, else all: see
- * vp_watched()); task_exited (and a final sample) once every counter saw
- * the exit (a final sample alone when an exec ended them: exec.c).  The
- * sample of a thread read off every CPU (@t->idle_known) is also copied
- * to @t->idle_rec, if any: the next sample of a thread that has not run
- * since is that copy with new times.
- * Separate from the reads so that it can be tested with any values.
+ * What the sample says against each counter's last one (did the thread
+ * run, did a counter count, was one multiplexed) goes, after the sample,
+ * to vp_lifecycle_sample(); the sample is final once every counter saw
+ * the thread's end (vp_lifecycle_exited()).  The sample of a thread read
+ * off every CPU (@t->idle_known) is also copied to @t->idle_rec, if any:
+ * the next sample of a thread that has not run since is that copy with
+ * new times.  Separate from the reads so that it can be tested with any
+ * values.
  *
  * Return: true when every counter saw its thread's end (an exit or an exec
  * that changed its credentials): the caller ends it (vp_target_gone()).
@@ -73,11 +46,12 @@ bool vp_sample_account(struct vp_coll *c, struct vp_target *t,
 		       struct vcpuperf_sample *s, u32 counting, u32 exited,
 		       u64 window_ns, u32 flags)
 {
-	u32 mux = 0, min_ppm = VP_PPM, watch, i;
-	bool ran = false, counted = false, pmu_counted = false, gone;
+	struct vp_sample_facts f = { .min_ppm = VP_PPM };
+	bool gone;
+	u32 i;
 
 	lockdep_assert_held(&c->lock);
-	watch = vp_watched(t, counting);
+	f.watch = vp_lifecycle_watched(t, counting);
 	for (i = 0; i < t->nr_events; i++) {
 		struct vp_counter *ctr = &t->counters[i];
 		struct vp_delta d;
@@ -86,20 +60,20 @@ bool vp_sample_account(struct vp_coll *c, struct vp_target *t,
 			continue;
 		vp_count_delta(&ctr->last, &s->counts[i], &d);
 		ctr->last = s->counts[i];
-		ran |= d.enabled != 0;
-		counted |= d.running != 0;
-		if (watch & BIT(i))
-			pmu_counted |= d.running != 0;
+		f.ran |= d.enabled != 0;
+		f.counted |= d.running != 0;
+		if (f.watch & BIT(i))
+			f.watched_counted |= d.running != 0;
 		if (d.running && d.running < d.enabled) {
 			bool ovf;
 
-			mux |= BIT(i);
-			min_ppm = min_t(u64, min_ppm,
-					vp_mul_div(d.running, VP_PPM, d.enabled,
-						   &ovf));
+			f.mux |= BIT(i);
+			f.min_ppm = min_t(u64, f.min_ppm,
+					  vp_mul_div(d.running, VP_PPM,
+						     d.enabled, &ovf));
 		}
 	}
-	gone = vp_target_exited(t, counting, exited);
+	gone = vp_lifecycle_exited(t, counting, exited);
 	if (gone)
 		flags |= VCPUPERF_SAMPLE_FINAL;
 	if (!t->intervals_seen)
@@ -120,24 +94,11 @@ bool vp_sample_account(struct vp_coll *c, struct vp_target *t,
 
 	t->intervals_seen++;
 	c->totals.intervals_seen++;
-	if (ran)
-		t->intervals_ran++;
-	if (counted) {
+	if (f.counted) {
 		t->intervals_with_values++;
 		c->totals.intervals_with_values++;
 	}
-	if (pmu_counted)
-		t->ever_counted = true;
-	if (!t->first_row_sent)
-		vp_emit_first_row(c, t, watch);
-	if (mux && !t->multiplexed_sent)
-		vp_emit_multiplexed(c, t, mux, min_ppm);
-	if (watch && !t->ever_counted && !t->no_counters_sent &&
-	    t->intervals_ran >= VP_NO_COUNTERS_INTERVALS)
-		vp_emit_no_counters(c, t, watch);
-	/* Ended by an exec, not an exit: exec.c ends it with that reason. */
-	if (gone && vp_task_exiting(t->task))
-		vp_emit_task_exited(c, t, exited);
+	vp_lifecycle_sample(c, t, &f, exited, gone);
 	return gone;
 }
 

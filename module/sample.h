@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * A thread's sample (sample.c): its counters read (or the values it read
- * itself) into a sample record, from each counter's baseline, and the
- * lifecycle state machine that decides which records follow.
+ * itself) into a sample record, from each counter's baseline; the records
+ * that follow from it are decided in lifecycle.c.
  */
 #ifndef _VCPUPERF_SAMPLE_H
 #define _VCPUPERF_SAMPLE_H

@@ -39,14 +39,14 @@
  *
  * Directions of calls (a file includes the headers of the files it
  * calls): main -> the files (chardev, debugfs; status, stream) ->
- * control -> collection -> sampler -> pass -> target -> sample -> record
- * -> ring; control and collection -> attach -> target; sampler, attach
+ * control -> collection -> sampler -> pass -> target -> sample ->
+ * lifecycle -> record -> ring; control and collection -> attach -> target; sampler, attach
  * and target -> process (whole-process counters) -> record; pass and
  * attach -> exec -> attach (a thread that exec'd, attached again);
  * pass, target and sample -> selfread; target, sample, process, record
  * and selfread -> counter <-> shared -> pmu; the files, attach, target
- * and process -> access.  Calls back up: sample -> target
- * (vp_task_exiting()), exec -> attach, shared -> counter.
+ * and process -> access.  Calls back up: sample and lifecycle ->
+ * target (vp_task_exiting()), exec -> attach, shared -> counter.
  */
 #ifndef _VCPUPERF_MODULE_H
 #define _VCPUPERF_MODULE_H

@@ -168,12 +168,12 @@ static struct vp_target *vpk_fake_target(struct kunit *test, u32 tid,
 }
 
 /*
- * The lifecycle state machine, fed values no PMU-less VM can produce:
- * first_row, multiplexed once, no_counters after exactly
- * VP_NO_COUNTERS_INTERVALS intervals in which the thread ran,
- * never for a thread that did not run, not hidden by a software event
- * that counts, and task_exited with final counts (a thread that exited:
- * not for counters an exec ended).
+ * The lifecycle state machine (lifecycle.c), fed values no PMU-less VM
+ * can produce: first_row, multiplexed once, no_counters after exactly
+ * VP_NO_COUNTERS_INTERVALS intervals in which the thread ran, never for
+ * a thread that did not run, not hidden by a software event that counts,
+ * and task_exited with final counts (a thread that exited: not for
+ * counters an exec ended).
  */
 static void vpk_lifecycle(struct kunit *test)
 {
