@@ -13,6 +13,13 @@ OUT=${VP_CHECK_OUT:-$(pwd)/out/check}
 rm -rf "$OUT"
 mkdir -p "$OUT"
 fail=0
+# The logs whose "N passed, M failed" lines the closing line sums: each
+# step that runs a suite adds its own (counted LOG), so that a suite is
+# added in one place, its step.
+result_logs=()
+counted() {
+	result_logs+=("$1")
+}
 
 # The two expensive things that are cached outside the repository (the
 # debug kernel, ~9 CPU-minutes cold, and sid's chroot, ~3 minutes mostly of
@@ -63,16 +70,16 @@ arm64_pid=$!
 
 step "fresh machine: the first make demo in a minimal Debian 12 root (make fresh-test)"
 scripts/fresh-test.sh --out "$OUT/fresh" || step_failed "fresh-test"
+counted "$OUT/fresh/result.log"
 
 step "style: checkpatch --strict"
 scripts/checkpatch.sh || step_failed "checkpatch"
 
-host_logs=()
 for suite in "${vp_host_suites[@]}"; do
 	read -r name file what <<<"$suite"
 	step "host tests: $what"
 	python3 "$file" 2>&1 | tee "$OUT/$name.log" || step_failed "host $name tests"
-	host_logs+=("$OUT/$name.log")
+	counted "$OUT/$name.log"
 done
 
 step "DKMS: add/build/install/vermagic/remove on every matrix kernel"
@@ -80,6 +87,7 @@ scripts/dkms-test.sh --out "$OUT/dkms" || step_failed "dkms"
 
 step "install: make install/uninstall on every matrix kernel, checked in the VM booted on each"
 scripts/install-test.sh --out "$OUT/install" || step_failed "install"
+counted "$OUT/install/result.log"
 
 step "fuzz: libFuzzer (ASan+UBSan) on the parser, event names and decoder"
 scripts/fuzz.sh "${VP_FUZZ_SECONDS:-45}" 2>&1 | tee "$OUT/fuzz.log" || step_failed "fuzz"
@@ -95,6 +103,7 @@ arm64_result() {
 }
 grep -E '^(not )?ok [0-9]+ - |^#   |passed, |^arm64-check' "$OUT/arm64-check.log" || true
 arm64_result arm64-check "arm64-check"
+counted "$OUT/arm64/result.log"
 tail -n 5 "$OUT/bench-arm64.log"
 arm64_result bench-arm64 "bench-arm64 smoke"
 tail -n 5 "$OUT/bench-lab-arm64.log"
@@ -102,6 +111,7 @@ arm64_result bench-lab-arm64 "bench-lab-arm64 smoke"
 
 step "matrix: W=1 build on every installed kernel, integration tests on 6.12"
 scripts/matrix.sh --quick --out "$OUT/matrix" || step_failed "matrix"
+counted "$OUT/matrix/result.log"
 
 step "VM: integration tests (Debian kernel ${KVER:-newest installed}, TCG)"
 # vm_suite DIR: the integration suite in a VM of 2 multi-threaded TCG
@@ -125,6 +135,7 @@ if ! vm_suite "$OUT/vm"; then
 		vm_suite "$OUT/vm" || step_failed "VM integration"
 	fi
 fi
+counted "$OUT/vm/console.log"
 
 step "bench: smoke of make bench (about a minute of VM time; no figure fails it)"
 scripts/bench.sh --smoke || step_failed "bench smoke"
@@ -140,27 +151,28 @@ ok = sum(c["status"] in ("PASS", "SKIP") for c in cases)
 print("%d passed, %d failed" % (ok, len(cases) - ok))
 PY
 cat "$OUT/kunit.log"
+counted "$OUT/kunit.log"
 
 step "lockdown: /dev/vcpuperf and the tool's fallback, booted with lockdown=integrity"
 tests/harness/signed-vm-test.sh lockdown --out "$OUT/lockdown" || step_failed "lockdown"
+counted "$OUT/lockdown/result.log"
 
 step "Secure Boot stand-in: module.sig_enforce=1, unsigned / build key / unknown key"
 tests/harness/signed-vm-test.sh secure-boot --out "$OUT/secure-boot" || step_failed "secure boot"
+counted "$OUT/secure-boot/result.log"
 
 step "VM: integration tests again on the debug kernel"
 scripts/check-vm.sh --profile debug --out "$OUT/debug-vm" || step_failed "debug-kernel integration"
+counted "$OUT/debug-vm/console.log"
 
 step "stress: short form in the debug kernel (churn, rmmod, overflow, QEMU killed, control fuzz)"
 scripts/stress.sh --out "$OUT/stress" || step_failed "stress"
+counted "$OUT/stress/console.log"
 
 # One closing line for the whole run, summed over the suites.
 npass=0
 nfail=0
-for log in "${host_logs[@]}" "$OUT/vm/console.log" "$OUT/kunit.log" \
-	"$OUT/lockdown/result.log" "$OUT/secure-boot/result.log" \
-	"$OUT/debug-vm/console.log" "$OUT/stress/console.log" \
-	"$OUT/matrix/result.log" "$OUT/install/result.log" "$OUT/fresh/result.log" \
-	"$OUT/arm64/result.log"; do
+for log in "${result_logs[@]}"; do
 	line=$(result_line "$log")
 	if [ -z "$line" ]; then
 		echo "no result line in $log"
