@@ -350,7 +350,7 @@ static void decode(const uint8_t *data, size_t size, bool split,
 		fz_small_writer(&events_w);
 		events = &events_w;
 	}
-	vc_jsonl_init(&jsonl, &rows, events, 0, raw, NULL);
+	vc_jsonl_init(&jsonl, &rows, events, 0, raw);
 	FZ_CHECK(!vc_dec_init(&d, &jsonl.sink), "vc_dec_init");
 	fz_small_dec(&d);
 

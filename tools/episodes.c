@@ -130,8 +130,7 @@ static struct vc_episode *vc_episode_open(struct vc_episodes *e, __u32 pid,
 		goto err_free;
 	if (json_init_size(&ep->w, ep->fp, ep->path, VC_EPISODE_BUFSZ))
 		goto err_close;
-	vc_jsonl_init(&ep->out, &ep->w, &ep->w, e->mono_origin, e->raw,
-		      e->prom);
+	vc_jsonl_init(&ep->out, &ep->w, &ep->w, e->mono_origin, e->raw);
 	ep->next = e->open;
 	e->open = ep;
 	e->opened++;

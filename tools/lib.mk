@@ -23,7 +23,7 @@
 vpcat_pre := $(filter-out ./,$(dir $(lastword $(MAKEFILE_LIST))))
 
 VPCAT_SRCS := $(addprefix $(vpcat_pre),jsonl.c threads.c procs.c decode.c \
-	output.c rows.c lifecycle.c prom.c episodes.c)
+	output.c rows.c lifecycle.c prom.c tee.c episodes.c)
 VPCAT_LIB_SRCS := $(wildcard $(vpcat_pre)../lib/vcpuperf_*.c)
 VPCAT_HDRS := $(wildcard $(vpcat_pre)*.h $(vpcat_pre)../lib/*.h) \
 	$(vpcat_pre)../include/uapi/vcpuperf.h

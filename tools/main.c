@@ -24,6 +24,7 @@
 #include "options.h"
 #include "output.h"
 #include "prom.h"
+#include "tee.h"
 
 #define VC_RECORD_BUFSZ		(1024U * 1024U)	/* stdio buffer of --record */
 #define VC_DURATION_LEN		32	/* "NNNus": any valid interval */
@@ -269,6 +270,8 @@ static int vc_run(const struct vc_opts *o, const char *attach,
 	struct vc_episodes eps;
 	struct vc_host host;
 	struct vc_prom *prom = NULL;
+	struct vc_sink *sink;
+	struct vc_tee tee;
 	struct vc_files files;
 	struct vc_loop l;
 	int rc;
@@ -286,12 +289,17 @@ static int vc_run(const struct vc_opts *o, const char *attach,
 			goto err_outputs;
 		}
 	}
-	vc_jsonl_init(&jsonl, &w.rows, w.events, o->mono_origin, o->raw,
-		      prom);
+	vc_jsonl_init(&jsonl, &w.rows, w.events, o->mono_origin, o->raw);
 	/* --all-qemu: each VM's records to its episode, the rest to -o. */
 	vc_episodes_init(&eps, o->output_dir, &jsonl, o->mono_origin, o->raw,
 			 prom);
-	if (vc_dec_init(&d, o->all_qemu ? &eps.sink : &jsonl.sink)) {
+	sink = o->all_qemu ? &eps.sink : &jsonl.sink;
+	/* --textfile: every row to the textfile too. */
+	if (prom) {
+		vc_tee_init(&tee, sink, vc_prom_sink(prom));
+		sink = &tee.sink;
+	}
+	if (vc_dec_init(&d, sink)) {
 		fprintf(stderr, VC_NAME ": out of memory\n");
 		goto err_outputs;
 	}

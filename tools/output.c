@@ -15,11 +15,9 @@
  * @events:	writer of lifecycle lines (may equal @rows)
  * @mono_origin: subtracted from every t_mono_ns written
  * @raw:	add cumulative raw values to each row
- * @prom:	the textfile's totals to add each row to, or NULL
  */
 void vc_jsonl_init(struct vc_jsonl *out, struct json_writer *rows,
-		   struct json_writer *events, __u64 mono_origin, bool raw,
-		   struct vc_prom *prom)
+		   struct json_writer *events, __u64 mono_origin, bool raw)
 {
 	memset(out, 0, sizeof(*out));
 	out->sink.thread_start = vc_row_thread_start;
@@ -33,7 +31,6 @@ void vc_jsonl_init(struct vc_jsonl *out, struct json_writer *rows,
 	out->events = events;
 	out->mono_origin = mono_origin;
 	out->raw = raw;
-	out->prom = prom;
 }
 
 /**

@@ -14,7 +14,6 @@
 #include "decode.h"
 
 struct json_writer;
-struct vc_prom;
 
 size_t vc_mod_letters(char *buf, size_t len, __u32 mods);
 
@@ -25,7 +24,6 @@ size_t vc_mod_letters(char *buf, size_t len, __u32 mods);
  * @events:	writer of lifecycle lines (may be @rows)
  * @mono_origin: subtracted from every t_mono_ns
  * @raw:	add the raw cumulative values to each row
- * @prom:	the textfile's totals (--textfile), or NULL
  */
 struct vc_jsonl {
 	struct vc_sink sink;
@@ -33,11 +31,9 @@ struct vc_jsonl {
 	struct json_writer *events;
 	__u64 mono_origin;
 	bool raw;
-	struct vc_prom *prom;
 };
 
 void vc_jsonl_init(struct vc_jsonl *out, struct json_writer *rows,
-		   struct json_writer *events, __u64 mono_origin, bool raw,
-		   struct vc_prom *prom);
+		   struct json_writer *events, __u64 mono_origin, bool raw);
 
 #endif /* _VC_OUTPUT_H */

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "decode.h"
 #include "procs.h"
 #include "prom.h"
 #include "threads.h"
@@ -78,6 +79,7 @@ struct vc_series {
 
 /**
  * struct vc_prom - the textfile and its series
+ * @sink:	its callbacks, for the decoder (rows and process rows)
  * @path:	the file
  * @tmp:	the temporary file renamed over it
  * @head:	the series
@@ -85,6 +87,7 @@ struct vc_series {
  * @failed:	a write failed (said once)
  */
 struct vc_prom {
+	struct vc_sink sink;
 	const char *path;
 	char *tmp;
 	struct vc_series *head;
@@ -243,15 +246,11 @@ static void vc_prom_identity(struct vc_series *key, const struct vc_proc *p)
 	snprintf(key->uuid, sizeof(key->uuid), "%s", p->uuid);
 }
 
-/**
- * vc_prom_row() - add a thread's row to the series
- * @pr:		the state
- * @t:		the thread
- * @row:	its row, interpreted
- */
-void vc_prom_row(struct vc_prom *pr, const struct vc_tid *t,
-		 const struct vc_row *row)
+/* A thread's row, added to its series. */
+static void vc_prom_row(struct vc_sink *sink, const struct vc_tid *t,
+			const struct vc_row *row)
 {
+	struct vc_prom *pr = container_of(sink, struct vc_prom, sink);
 	struct vc_series key;
 
 	vc_prom_identity(&key, t->proc);
@@ -263,21 +262,36 @@ void vc_prom_row(struct vc_prom *pr, const struct vc_tid *t,
 		    row);
 }
 
-/**
- * vc_prom_vm_row() - add a process's totals to the series
- * @pr:		the state
- * @p:		the process
- * @row:	its process sample, interpreted
- */
-void vc_prom_vm_row(struct vc_prom *pr, const struct vc_proc *p,
-		    const struct vc_row *row)
+/* A process's totals (its process sample), added to their series. */
+static void vc_prom_vm_row(struct vc_sink *sink, const struct vc_proc *p,
+			   const struct vc_row *row)
 {
+	struct vc_prom *pr = container_of(sink, struct vc_prom, sink);
 	struct vc_series key;
 
+	/* Without process totals only the end comes, counting nothing. */
+	if (!(p->flags & VCPUPERF_ATTACH_PROCESS_TOTALS))
+		return;
 	vc_prom_identity(&key, p);
 	key.process = true;
 	vc_prom_add(pr, &key, p->ev, row->ps->nr_events,
 		    row->ps->counting_mask, row);
+}
+
+/**
+ * vc_prom_sink() - the textfile as a sink of the decoder
+ * @pr:		the state
+ *
+ * It takes the rows and the process rows, and keeps no per-thread data:
+ * give it to vc_tee_init() as the second sink.
+ *
+ * Return: its sink.
+ */
+struct vc_sink *vc_prom_sink(struct vc_prom *pr)
+{
+	pr->sink.row = vc_prom_row;
+	pr->sink.process_row = vc_prom_vm_row;
+	return &pr->sink;
 }
 
 /**

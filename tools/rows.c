@@ -14,7 +14,6 @@
 #include "lifecycle.h"
 #include "output.h"
 #include "procs.h"
-#include "prom.h"
 #include "rows.h"
 #include "threads.h"
 
@@ -648,8 +647,6 @@ void vc_write_row(struct vc_sink *sink, const struct vc_tid *t,
 		vc_raw(w, t->ev, row->s->nr_events, row->s->counting_mask,
 		       row->s->counts);
 	json_put_lit(w, "}\n");
-	if (out->prom)
-		vc_prom_row(out->prom, t, row);
 }
 
 /*
@@ -769,8 +766,6 @@ void vc_write_vm_row(struct vc_sink *sink, const struct vc_proc *p,
 		vc_raw(w, p->ev, row->ps->nr_events, row->ps->counting_mask,
 		       row->ps->counts);
 	json_put_lit(w, "}\n");
-	if (out->prom)
-		vc_prom_vm_row(out->prom, p, row);
 	if (row->ps->flags & VCPUPERF_SAMPLE_FINAL)
 		vc_write_vm_finished(out, p, row->ps);
 }
