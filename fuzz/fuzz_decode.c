@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Fuzz vcpuperf-cat's stream decoder and JSONL writers (libvpcat.a, as
- * tools/lib.mk defines it: decode.c, rows.c, lifecycle.c, jsonl.c and
+ * tools/util/lib.mk defines it: decode.c, rows.c, lifecycle.c, jsonl.c and
  * the lib/ code they call) on arbitrary bytes.
  *
  * The decoder is driven through the same API the tool's read loop uses

@@ -27,7 +27,7 @@ $cp -f module/*.c module/*.h lib/*.c lib/*.h include/uapi/*.h tests/pmu/vp_testp
 	>"${TMPDIR:-/tmp}/checkpatch.$$" 2>&1 || true
 # shellcheck disable=SC2086
 $cp --ignore PREFER_KERNEL_TYPES,CAMELCASE,SPLIT_STRING,MISSING_SPACE,VOLATILE,PREFER_DEFINED_ATTRIBUTE_MACRO \
-	-f tools/*.c tools/*.h tests/pmu/modprobe_honour.c tests/vmm/vpvmm.c tests/vmm/vpvmm_guest.h >>"${TMPDIR:-/tmp}/checkpatch.$$" 2>&1 || true
+	-f tools/*.c tools/*.h tools/util/*.c tools/util/*.h tests/pmu/modprobe_honour.c tests/vmm/vpvmm.c tests/vmm/vpvmm_guest.h >>"${TMPDIR:-/tmp}/checkpatch.$$" 2>&1 || true
 if grep -v '^total: 0 errors, 0 warnings, 0 checks' "${TMPDIR:-/tmp}/checkpatch.$$" |
 	grep .; then
 	fail=1

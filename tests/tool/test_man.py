@@ -9,7 +9,7 @@ vcpuperf.ko when there is one), the control keywords (the words the parser
 in lib/vcpuperf_cmd.c accepts), the record types, causes, detach reasons
 and target kinds (include/uapi/vcpuperf.h and their names in
 lib/vcpuperf_names.c), the lifecycle event names of the tool
-(tools/lifecycle.c) and every key of the rows it writes in
+(tools/util/lifecycle.c) and every key of the rows it writes in
 vcpuperf-cat(1); and both pages rendered by groff
 with all warnings (-ww) and by ``man -l``, with no diagnostic.
 
@@ -171,7 +171,8 @@ class HelpVsMan(unittest.TestCase):
 
     def test_lifecycle_events_in_man1(self):
         src = "".join(read(p) for p in glob.glob(
-            os.path.join(ROOT, "tools", "*.c")))
+            os.path.join(ROOT, "tools", "*.c")) + glob.glob(
+            os.path.join(ROOT, "tools", "util", "*.c")))
         names = set(re.findall(r'"(perf_[a-z_]+)"', src))
         self.assertGreaterEqual(len(names), 11, names)
         missing = sorted(names - words(MAN1))
