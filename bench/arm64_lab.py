@@ -200,6 +200,8 @@ class PerVm:
         return None if any(x is None for x in t) else sum(t) / len(t)
 
     def stop(self):
+        for m in self.members:
+            m.signal_stop()
         return sum(m.stop() or 0 for m in self.members)
 
 

@@ -24,8 +24,8 @@
 #
 # While developing, VP_BENCH_ONLY=64x8x10ms[,...] runs only those
 # configurations, VP_BENCH_COLLECTORS=none,vcpuperf-kick[,...] only those
-# collectors, VP_BENCH_PASSES=N N passes per boot; never for committed
-# results.
+# collectors, VP_BENCH_PASSES=N N passes per boot, VP_BENCH_RUNS=N N
+# boots; never for committed results.
 #
 # The bed (scripts/arm64-bed.sh, cached) is Debian's arm64 kernel at EL2
 # in qemu-system-aarch64 -icount shift=0 on one emulated CPU: one
@@ -109,6 +109,7 @@ if [ -n "$smoke" ]; then runs=1 passes=1 tmo=1800; else runs=2 passes=6 tmo=1440
 # two passes a boot (at 0 and half a tick).
 [ -n "$lab" ] && [ -z "$smoke" ] && passes=2
 passes=${VP_BENCH_PASSES:-$passes}
+runs=${VP_BENCH_RUNS:-$runs}
 echo "==== bench-arm64: $runs bed run(s)${smoke:+ (smoke)}"
 pids=()
 for i in $(seq 1 $runs); do
