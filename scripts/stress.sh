@@ -30,6 +30,9 @@ while [ $# -gt 0 ]; do
 	esac
 done
 out=${out:-$top/out/stress-$kernel}
+# A phase that does not exist is an error before anything is built or
+# booted.
+python3 "$top/tests/stress/stress.py" "$mode" "$@" --check || exit 2
 mkdir -p "$(dirname "$out")"
 
 make -C "$top" tool >/dev/null

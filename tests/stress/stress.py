@@ -3,7 +3,11 @@
 which uses scripts/vm-run.sh), from the repository root, after the module,
 vcpuperf-cat and tests/stress/churn are built.
 
-Usage: stress.py [--short | --long] [--only PHASE[,PHASE...]]
+Usage: stress.py [--short | --long] [--only PHASE[,PHASE...]] [--check]
+
+--check checks the arguments (a phase --only names that does not exist is
+an error, exit 2) and runs nothing: scripts/stress.sh asks it on the host
+before it boots the VM.
 
 Phases (each bounded in time):
   churn      N attach/detach cycles (qemu= / pid= / tid= lists, interval
@@ -918,17 +922,11 @@ def dmesg_lines():
     return sh("dmesg").stdout.splitlines()
 
 
-DEFAULT_PHASES = ["churn", "rmmod", "overflow", "qemu", "fuzz",
-                  "collections"]
-
-
 def main(argv):
     long_run = "--long" in argv
     only = None
     if "--only" in argv:
         only = argv[argv.index("--only") + 1].split(",")
-    if only is None:
-        only = DEFAULT_PHASES
     n_cycles, n_rmmod, n_writes, n_coll = ((1000, 25, 100000, 1000)
                                            if long_run else
                                            (200, 5, 20000, 200))
@@ -956,6 +954,16 @@ def main(argv):
         ("fuzz", lambda: phase_fuzz(n_writes)),
         ("collections", lambda: phase_collections(n_coll)),
     ]
+    # --only: every name must be a phase's (a misspelt one ran nothing).
+    unknown = sorted(set(only or ()) - {name for name, _ in phases})
+    if unknown:
+        print("stress.py: no phase %s (phases: %s)" %
+              (", ".join(unknown), ", ".join(n for n, _ in phases)),
+              file=sys.stderr)
+        return 2
+    # --check: the arguments only, on the host before a VM is booted.
+    if "--check" in argv:
+        return 0
     unload()
     mark = len(dmesg_lines())
     mem0 = meminfo()
