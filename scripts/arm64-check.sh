@@ -12,7 +12,7 @@
 # warning) and again with DKMS, vcpuperf-cat and the test VMM (tests/vmm)
 # static, and the small guest a real QEMU boots on the bed's KVM
 # (tests/qemu-guest), then
-# runs tests/integration/kvm.py in the bed twice: on one emulated CPU
+# runs tests/arm64/kvm.py in the bed twice: on one emulated CPU
 # (exact per-thread instruction counts) and the self-read test on two.
 # The bed's files come from scripts/arm64-bed.sh (cached).
 #
@@ -109,12 +109,12 @@ if [ $# -eq 0 ] || [ "$*" != vcpus_read_themselves ]; then
 	for n in "$@"; do [ "$n" = vcpus_read_themselves ] || names+=("$n"); done
 	[ ${#names[@]} -gt 0 ] || names=(--all-but vcpus_read_themselves)
 	scripts/vm-run.sh "${bed[@]}" --smp 1 --timeout 1200 --out "$out/vm" \
-		--log "$out/console.log" -- python3 tests/integration/kvm.py "${names[@]}" || rc=1
+		--log "$out/console.log" -- python3 tests/arm64/kvm.py "${names[@]}" || rc=1
 fi
 if [ $# -eq 0 ] || [[ " $* " == *" vcpus_read_themselves "* ]]; then
 	scripts/vm-run.sh "${bed[@]}" --smp 2 --timeout 600 --out "$out/vm2" \
 		--log "$out/console-smp2.log" -- \
-		python3 tests/integration/kvm.py vcpus_read_themselves || rc=1
+		python3 tests/arm64/kvm.py vcpus_read_themselves || rc=1
 fi
 
 npass=0

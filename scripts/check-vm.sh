@@ -13,8 +13,8 @@
 #                   console log is DIR/console.log
 #
 # No TEST_NAME: all of that boot's tests.  The names are the test
-# functions (tests/integration/run.py and the modules it imports; kvm.py
-# on arm64).  Ends with the suite's "N passed, N failed" line.
+# functions (tests/integration/run.py and the modules it imports;
+# tests/arm64/kvm.py on arm64).  Ends with the suite's "N passed, N failed" line.
 
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"

@@ -3,7 +3,7 @@
 # lockdown LSM) with vcpuperf.ko signed by the kernel's build key, and run
 # one of the tests that need that:
 #
-#   lockdown      booted with lockdown=integrity, tests/integration/lockdown.py:
+#   lockdown      booted with lockdown=integrity, tests/signed/lockdown.py:
 #                 the unsigned module is refused, the one signed with the
 #                 build key loads, debugfs control is refused (EPERM) while
 #                 status and stream stay readable, /dev/vcpuperf is
@@ -11,7 +11,7 @@
 #                 its counts agree with /proc, rmmod drains a device
 #                 reader, and the kernel log is clean.
 #   secure-boot   the Secure Boot stand-in, booted with module.sig_enforce=1,
-#                 tests/integration/secureboot.py: the unsigned vcpuperf.ko
+#                 tests/signed/secureboot.py: the unsigned vcpuperf.ko
 #                 and one signed with a freshly generated key the kernel
 #                 does not know are refused with EKEYREJECTED (and the
 #                 kernel log says why); the one signed with the build key
@@ -31,11 +31,11 @@ what=${1:-}
 case "$what" in
 lockdown)
 	append=lockdown=integrity
-	test=tests/integration/lockdown.py
+	test=tests/signed/lockdown.py
 	;;
 secure-boot)
 	append=module.sig_enforce=1
-	test=tests/integration/secureboot.py
+	test=tests/signed/secureboot.py
 	;;
 *)
 	echo "usage: $0 lockdown|secure-boot [--out DIR]" >&2

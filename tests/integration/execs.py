@@ -4,8 +4,8 @@ the thread's counters), each recorded by collections with and without the
 authority to count what the exec makes.
 
 The oracles: /proc/PID/task/TID/stat of the thread around work it does
-when told (tests/integration/threadctl.py), and the workload's own report
-of its thread's faults after the setuid exec."""
+when told (tests/integration/helpers/threadctl.py), and the workload's own
+report of its thread's faults after the setuid exec."""
 
 import json
 import os

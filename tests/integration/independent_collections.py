@@ -253,13 +253,14 @@ P99_MIN_ROWS = 100
 
 def run_grid(name, intervals_ms, tid, seconds, outdir):
     """Run one vcpuperf-cat per interval on thread @tid at once for
-    @seconds, writing to @outdir, with tests/integration/sleeper.py
+    @seconds, writing to @outdir, with tests/integration/helpers/sleeper.py
     beside them; ({index: (interval_ms, mean_ns, lateness_ns, rows,
     missed)}, the sleeper's lateness_ns)."""
     ref_path = os.path.join(outdir, name + ".sleeper")
     ref = subprocess.Popen([sys.executable,
                             os.path.join(os.path.dirname(
-                                os.path.abspath(__file__)), "sleeper.py"),
+                                os.path.abspath(__file__)), "helpers",
+                                "sleeper.py"),
                             str(SLEEPER_MS), ref_path])
     cats = [Cat("%s-%d" % (name, i), "--tid", str(tid), "--interval",
                 "%dms" % ms, "--events", "task-clock", outdir=outdir)

@@ -4,9 +4,9 @@ threads that appear between them: each recording counts each thread once
 hold; a thread detached from an attached process stays detached; a
 process that makes reading its command line wait holds up nothing.
 
-The process is tests/integration/threadctl.py, which makes threads and
-touches pages only when told: between two commands all of it is blocked,
-so /proc read then and the counters see the same work."""
+The process is tests/integration/helpers/threadctl.py, which makes
+threads and touches pages only when told: between two commands all of it
+is blocked, so /proc read then and the counters see the same work."""
 
 import json
 import os
@@ -17,12 +17,13 @@ import time
 from vptest import (Cat, TestFailure, Workload, check, control, load,
                     read_file, sh, test, DEBUGFS, DEVICE, OUT, REPO)
 
-CTL = os.path.join(REPO, "tests", "integration", "threadctl.py")
+CTL = os.path.join(REPO, "tests", "integration", "helpers",
+                   "threadctl.py")
 INTERVAL_S = 0.05
 
 
 class Ctl:
-    """tests/integration/threadctl.py, driven line by line."""
+    """tests/integration/helpers/threadctl.py, driven line by line."""
 
     def __init__(self):
         self.proc = subprocess.Popen([sys.executable, CTL],

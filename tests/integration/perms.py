@@ -119,7 +119,8 @@ def permission_table():
     try:
         for name, prefix in CREDS:
             p = subprocess.run(prefix + [sys.executable,
-                                         os.path.join(HERE, "perm_probe.py"),
+                                         os.path.join(HERE, "helpers",
+                                                      "perm_probe.py"),
                                          str(victim.pid)],
                                capture_output=True, text=True, timeout=120)
             check(p.returncode == 0, "%s: perm_probe.py failed: %s" %

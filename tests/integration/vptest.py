@@ -1,8 +1,8 @@
 """Helpers for the vcpuperf integration tests, which run as root inside the
 test VM (scripts/vm-run.sh) with the repository as the working directory,
 and their one runner: the test files register their tests with @test, a
-driver (run.py; kvm.py on the arm64 bed; lockdown.py, secureboot.py)
-imports them and calls main(), which prints TAP (see run() below).
+driver (run.py; tests/arm64/kvm.py on the arm64 bed; tests/signed/
+lockdown.py and secureboot.py) imports them and calls main(), which prints TAP (see run() below).
 
 Every assertion compares the module's numbers with an independent oracle:
 the workload's own /proc readings, /proc/<tid>/status and schedstat, or
@@ -446,8 +446,8 @@ def within(value, expect, rel, absolute=0):
 # ------------------------------------------------------------------ runner
 #
 # Every test file registers its tests with @test; a driver (run.py for the
-# x86 VM, kvm.py on the arm64 bed, lockdown.py and secureboot.py in their
-# signed-kernel boots) imports them and calls main(), which runs the ones
+# x86 VM, tests/arm64/kvm.py on the arm64 bed, tests/signed/lockdown.py and
+# secureboot.py in their signed-kernel boots) imports them and calls main(), which runs the ones
 # named on its command line and prints TAP (tests/tap.py).
 
 TESTS = []

@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 """Host test of the test suites' output (tests/tap.py), no VM, no module:
 small fake test files run through the integration tests' runner
-(tests/integration/vptest.py, as run.py, kvm.py and the stress test
-drive it) and through the host tests' runner (tests/tool/runner.py),
-and what they print is read by a standard TAP consumer, Perl's core
-TAP::Parser (the parser behind prove).
+(tests/integration/vptest.py, as run.py, tests/arm64/kvm.py and the
+stress test drive it) and through the host tests' runner
+(tests/tool/runner.py), and what they print is read by a standard TAP
+consumer, Perl's core TAP::Parser (the parser behind prove).
 
 Checked: TAP version 13, the plan first and kept, every line a TAP line
 (no line the parser calls unknown), each test's result, name and skip

@@ -14,7 +14,8 @@ import errno
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "integration"))
 from vptest import (Cat, Workload, check, dmesg_mark,  # noqa: E402
                     finit_module, is_signed, load, main, run_workload, sh,
                     test, unload, MODULE)

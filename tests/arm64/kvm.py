@@ -22,7 +22,8 @@ import sys
 import threading
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "integration"))
 from vptest import (CAT, Cat, TestFailure, Workload, check,  # noqa: E402
                     load, unload, sh,
                     dmesg_mark, dmesg_clean_since, perf_stat_enabled,

@@ -18,7 +18,8 @@ import re
 import stat
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "integration"))
 from vptest import (Cat, TestFailure, Workload, check,  # noqa: E402
                     dmesg_mark, finit_module, is_signed, load, read_file, sh,
                     main, rmmod_under_cat, run_workload, task_clock_agrees,
