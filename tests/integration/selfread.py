@@ -17,10 +17,10 @@ import subprocess
 import tempfile
 import time
 
-from vptest import (OUT, Cat, TestFailure, TestSkip, Workload, check,
+from vptest import (OUT, Cat, TestFailure, Workload, check,
                     check_timing, control, dmesg_clean_since, dmesg_mark,
-                    load, needs_cpus, pct, read_file, sh, task_clock_agrees,
-                    test, unload)
+                    load, needs_cpus, needs_feature, pct, read_file, sh,
+                    task_clock_agrees, test, unload)
 
 MS = 1000000
 EVENTS = "task-clock,context-switches,page-faults,cpu-migrations"
@@ -584,6 +584,7 @@ def find_thread(name, pid=None):
 
 @test
 @needs_cpus(2)
+@needs_feature("vhost_vsock")
 def vhost_worker_never_asked():
     """A real vhost worker (/dev/vhost-vsock owned and kept busy by
     tests/workload/vhostload) never returns to user mode: it is never
@@ -591,9 +592,6 @@ def vhost_worker_never_asked():
     (Linux 6.4 on, where it is a thread of the process that pid= attaches)
     or as a kernel thread (before); no read stays queued on it and rmmod
     goes through at once."""
-    if sh("modprobe vhost_vsock", check_rc=False).returncode or \
-            not os.path.exists("/dev/vhost-vsock"):
-        raise TestSkip("no vhost_vsock in this kernel")
     load()
     ready = os.path.join(OUT, "vhostload.ready.json")
     if os.path.exists(ready):
@@ -674,13 +672,12 @@ def collection_of(owner):
 
 @test
 @needs_cpus(2)
+@needs_feature("ksm")
 def kernel_thread_read_directly():
     """Kernel threads never run task work: a busy one is read directly
     and counted as such, never asked to read itself."""
     load()
     ksm = "/sys/kernel/mm/ksm"
-    if not os.path.isdir(ksm):
-        raise TestSkip("no KSM in this kernel (no busy kernel thread)")
     pid = int(sh("pgrep -x ksmd").stdout.split()[0])
     with open(ksm + "/sleep_millisecs") as f:
         old = f.read().strip()

@@ -107,12 +107,45 @@ def needs_cpus(n):
     return tag
 
 
-def _check_cpus(fn):
-    """Skip @fn (TestSkip) when this boot has fewer CPUs than it needs."""
+def _have_vhost_vsock():
+    return sh("modprobe vhost_vsock", check_rc=False).returncode == 0 and \
+        os.path.exists("/dev/vhost-vsock")
+
+
+# The kernel features a test may need (needs_feature()): name -> (what a
+# skip says, the check; a check may load a module).
+FEATURES = {
+    "vhost_vsock": ("no vhost_vsock in this kernel", _have_vhost_vsock),
+    "ksm": ("no KSM in this kernel",
+            lambda: os.path.isdir("/sys/kernel/mm/ksm")),
+}
+
+
+def needs_feature(name):
+    """Declare that a test needs a kernel feature of FEATURES: put it
+    under @test.  The runner skips it, saying so, on a kernel without
+    it."""
+    if name not in FEATURES:
+        raise ValueError("no feature %r (FEATURES: %s)" %
+                         (name, ", ".join(sorted(FEATURES))))
+
+    def tag(fn):
+        fn.vp_features = getattr(fn, "vp_features", ()) + (name,)
+        return fn
+    return tag
+
+
+def _check_needs(fn):
+    """Skip @fn (TestSkip) when this boot has fewer CPUs than it needs
+    or lacks a kernel feature it needs."""
     want = getattr(fn, "vp_cpus", 1)
     have = os.cpu_count() or 1
     if have < want:
         raise TestSkip("needs %d CPUs, this boot has %d" % (want, have))
+    for name in getattr(fn, "vp_features", ()):
+        why, present = FEATURES[name]
+        if not present():
+            raise TestSkip(why)
 
 
 def meminfo():
@@ -692,7 +725,7 @@ def run(tests, final=None, before_each=None, on_failure=None):
             dog = _Watchdog(out, t.__name__)
             try:
                 try:
-                    _check_cpus(t)
+                    _check_needs(t)
                     if is_test and before_each:
                         before_each(t)
                     t()
