@@ -59,4 +59,16 @@
 #define VP_PF_NO_TASK_WORK(flags)	false
 #endif
 
+/*
+ * The scheduler clock of a CPU, which a wait's start (sched_info's
+ * last_queued, from rq_clock()) is taken by: sched_clock_cpu() is exported
+ * only where each CPU keeps its own (CONFIG_HAVE_UNSTABLE_SCHED_CLOCK:
+ * x86); elsewhere (arm64) it is sched_clock() on every CPU.
+ */
+#ifdef CONFIG_HAVE_UNSTABLE_SCHED_CLOCK
+#define vp_sched_clock_cpu(cpu)	sched_clock_cpu(cpu)
+#else
+#define vp_sched_clock_cpu(cpu)	sched_clock()
+#endif
+
 #endif /* _VCPUPERF_COMPAT_H */

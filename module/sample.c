@@ -14,6 +14,7 @@
 #include "record.h"
 #include "ring.h"
 #include "sample.h"
+#include "sched.h"
 #include "selfread.h"
 #include "vcpuperf.h"
 
@@ -236,8 +237,8 @@ bool vp_sample_values(struct vp_coll *c, struct vp_target *t,
 	lockdep_assert_held(&c->lock);
 	/* Read at another time than a direct read: nothing to keep. */
 	t->idle_known = false;
-	s = vp_rec_begin(c, VCPUPERF_REC_SAMPLE,
-			 struct_size(s, counts, t->nr_events), t->tid);
+	s = vp_rec_begin(c, VCPUPERF_REC_SAMPLE, vp_sample_size(t->nr_events),
+			 t->tid);
 	s->rec.t_mono_ns = r->t_mono;
 	s->rec.t_wall_ns = r->t_wall;
 	for (i = 0; i < t->nr_events; i++) {
@@ -246,8 +247,10 @@ bool vp_sample_values(struct vp_coll *c, struct vp_target *t,
 		counting |= BIT(i);
 		s->counts[i] = r->vals[i];
 	}
+	/* Read by the thread too, just before its counters. */
+	vp_sched_since_start(t, &r->sched, vp_sample_sched(s, t->nr_events));
 	return vp_sample_finish(c, t, s, counting, r->exited, r->window,
-				r->runtime, flags);
+				r->runtime, flags | VCPUPERF_SAMPLE_SCHED);
 }
 
 /**
@@ -290,15 +293,19 @@ bool vp_sample_deferred(struct vp_coll *c, struct vp_target *t)
  * The sample of a thread off every CPU since its last direct read: the
  * last one again (every count, mask and lifecycle state is as it was:
  * nothing of the thread ran), with the time, interval and grid point of
- * now.  No counter is read: its read window is 0.
+ * now, and its scheduler figures of now (a thread woken and waiting for a
+ * CPU has not run, and waits).  No counter is read: its read window is 0.
  */
 static void vp_sample_again(struct vp_coll *c, struct vp_target *t)
 {
 	struct vcpuperf_sample *s = t->idle_rec;
+	struct vcpuperf_sched now;
 
+	vp_sched_read(t->task, &now);
 	s->rec.t_mono_ns = ktime_get_ns();
 	s->rec.t_wall_ns = ktime_get_real_ns();
-	s->flags = 0;
+	vp_sched_since_start(t, &now, vp_sample_sched(s, t->nr_events));
+	s->flags = VCPUPERF_SAMPLE_SCHED;
 	s->interval_ns = READ_ONCE(c->interval_ns);
 	s->read_window_ns = 0;
 	s->grid_ns = c->pass_grid;
@@ -326,6 +333,7 @@ bool vp_sample_target(struct vp_coll *c, struct vp_target *t, u32 flags)
 {
 	u32 counting = 0, exited = 0, i;
 	struct vcpuperf_sample *s;
+	struct vcpuperf_sched now;
 	unsigned long csw;
 	u64 t0, t1, runtime;
 	bool off, same;
@@ -340,9 +348,11 @@ bool vp_sample_target(struct vp_coll *c, struct vp_target *t, u32 flags)
 		return false;
 	}
 	/* vp_rec_begin() stamps the record: that is the first read's time. */
-	s = vp_rec_begin(c, VCPUPERF_REC_SAMPLE,
-			 struct_size(s, counts, t->nr_events), t->tid);
+	s = vp_rec_begin(c, VCPUPERF_REC_SAMPLE, vp_sample_size(t->nr_events),
+			 t->tid);
 	t0 = s->rec.t_mono_ns;
+	vp_sched_read(t->task, &now);
+	vp_sched_since_start(t, &now, vp_sample_sched(s, t->nr_events));
 	for (i = 0; i < t->nr_events; i++) {
 		struct vp_counter *ctr = &t->counters[i];
 
@@ -369,5 +379,5 @@ bool vp_sample_target(struct vp_coll *c, struct vp_target *t, u32 flags)
 		t->idle_csw = csw;
 	}
 	return vp_sample_finish(c, t, s, counting, exited, t1 - t0, runtime,
-				flags);
+				flags | VCPUPERF_SAMPLE_SCHED);
 }

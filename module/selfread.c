@@ -62,6 +62,7 @@
 #include <linux/wait_bit.h>
 
 #include "counter.h"
+#include "sched.h"
 #include "selfread.h"
 #include "shared.h"
 
@@ -211,6 +212,7 @@ static void vp_selfread_fn(struct callback_head *cb)
 		csw = current->nvcsw + current->nivcsw;
 		r.exited = 0;
 		r.runtime = READ_ONCE(current->se.sum_exec_runtime);
+		vp_sched_read(current, &r.sched);
 		r.t_mono = ktime_get_ns();
 		r.t_wall = ktime_get_real_ns();
 		for (i = 0; i < nr; i++) {

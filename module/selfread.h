@@ -26,9 +26,11 @@ struct vp_selfread;
  * @t_wall:	CLOCK_REALTIME then
  * @window:	ns from the first to the last read
  * @runtime:	the thread's sum_exec_runtime before the first read
+ * @sched:	the thread's scheduler figures then (vp_sched_read())
  */
 struct vp_reading {
 	struct vcpuperf_count vals[VCPUPERF_MAX_EVENTS];
+	struct vcpuperf_sched sched;
 	u32 exited;
 	u64 t_mono;
 	u64 t_wall;

@@ -18,6 +18,7 @@
 #include "process.h"
 #include "record.h"
 #include "sample.h"
+#include "sched.h"
 #include "selfread.h"
 #include "target.h"
 #include "vcpuperf.h"
@@ -92,9 +93,9 @@ struct vp_target *vp_target_new(struct vp_coll *c, struct task_struct *task,
 	/* Without it the thread is always read directly: no failure. */
 	t->sr = vp_selfread_new();
 	/* Without it an idle thread's sample is built anew: no failure. */
-	t->idle_rec = kmalloc(ALIGN(struct_size(t->idle_rec, counts,
-						nr_events), sizeof(u64)),
+	t->idle_rec = kmalloc(ALIGN(vp_sample_size(nr_events), sizeof(u64)),
 			      GFP_KERNEL);
+	vp_sched_start(t);
 	ret = xa_insert(&c->by_tid, t->gtid, t, GFP_KERNEL);
 	if (ret) {
 		vp_target_put(t);

@@ -172,7 +172,10 @@ struct vp_group {
  * @idle_rec:	a copy of the last sample queued while @idle_known held
  *		(NULL if it could not be allocated): while it still holds,
  *		the thread's next sample is the same but for its times
- *		(sample.c)
+ *		and scheduler figures (sample.c)
+ * @sched_base:	the thread's scheduler figures at its attach (sched.c)
+ * @sched_last:	the last raw figures a sample gave: the least the next
+ *		may give (sched.c)
  *
  * Every field is protected by the collection's vp_coll.lock.
  */
@@ -206,6 +209,8 @@ struct vp_target {
 	bool idle_known;
 	unsigned long idle_csw;
 	struct vcpuperf_sample *idle_rec;
+	struct vcpuperf_sched sched_base;
+	struct vcpuperf_sched sched_last;
 };
 
 /**

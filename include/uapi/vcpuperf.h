@@ -169,6 +169,17 @@ enum vcpuperf_detach_reason {
 /* vcpuperf_sample.flags */
 #define VCPUPERF_SAMPLE_FIRST	(1U << 0)	/* first sample of this target */
 #define VCPUPERF_SAMPLE_FINAL	(1U << 1)	/* last sample of this target */
+#define VCPUPERF_SAMPLE_SCHED	(1U << 2)	/* a struct vcpuperf_sched
+						 * follows the counts
+						 */
+
+/* What struct vcpuperf_sched holds (its @valid). */
+#define VCPUPERF_SCHED_RUN	(1U << 0)	/* run_ns, voluntary,
+						 * involuntary, migrations, cpu
+						 */
+#define VCPUPERF_SCHED_INFO	(1U << 1)	/* wait_ns, timeslices
+						 * (CONFIG_SCHED_INFO)
+						 */
 
 /**
  * struct vcpuperf_rec - common header of every record
@@ -264,6 +275,35 @@ struct vcpuperf_sample {
 	__u64 read_window_ns;
 	__u64 grid_ns;
 	struct vcpuperf_count counts[];
+};
+
+/**
+ * struct vcpuperf_sched - what the scheduler keeps of a thread
+ * @run_ns:	CPU time (se.sum_exec_runtime), as of the thread's last
+ *		scheduler update (a switch or a tick)
+ * @wait_ns:	time runnable but waiting for a CPU (sched_info.run_delay),
+ *		a wait in progress included up to the read
+ * @timeslices:	times the thread was given a CPU (sched_info.pcount)
+ * @voluntary:	switches the thread asked for (nvcsw)
+ * @involuntary: switches it was made to take (nivcsw)
+ * @migrations:	moves to another CPU (se.nr_migrations)
+ * @cpu:	the CPU the thread last ran on
+ * @valid:	VCPUPERF_SCHED_*: the fields the kernel keeps; the others
+ *		are zero
+ *
+ * Cumulative since the thread's attach, read at the sample's
+ * @rec.t_mono_ns; follows @counts of a sample whose flags have
+ * VCPUPERF_SAMPLE_SCHED.
+ */
+struct vcpuperf_sched {
+	__u64 run_ns;
+	__u64 wait_ns;
+	__u64 timeslices;
+	__u64 voluntary;
+	__u64 involuntary;
+	__u64 migrations;
+	__u32 cpu;
+	__u32 valid;
 };
 
 /**
