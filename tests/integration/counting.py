@@ -6,6 +6,7 @@ switches."""
 
 import os
 import signal
+import subprocess
 import time
 
 from vptest import (Cat, Workload, by_tid, check, delta, load,
@@ -172,3 +173,71 @@ def tracepoint_events():
     check(p.returncode != 0 and "nosuch:tracepoint" in p.stderr,
           "missing tracepoint: %s" % p.stderr)
     check("attach" not in read_file("control"), "something attached")
+
+
+@test
+def sched_fields_match_schedstat():
+    """The rows' scheduler figures, summed per thread, against what each
+    thread of tests/workload read from /proc/TID/schedstat and status
+    around its known work, its CPU shared with a busy competitor (a
+    shell loop pinned to the same CPU): CPU time, time waiting for the
+    CPU (which the competitor makes large), timeslices and switches, at
+    least the work's and no more than its thread's start and exit add;
+    every row that ran on CPU 0."""
+    load()
+    sleeps, burn = 100, 300
+    w = Workload("sched", "--threads", "2", "--wait-go", "--sleeps",
+                 str(sleeps), "--burn-ms", str(burn), "--hold-ms", "1000")
+    sh("taskset -a -p 1 %d" % w.pid)
+    hog = subprocess.Popen(["taskset", "-c", "0", "sh", "-c",
+                            "while :; do :; done"])
+    try:
+        c = Cat("sched", "--qemu", str(w.pid), "--interval", "100ms",
+                "--events", "task-clock,context-switches")
+        rep = run_workload(c, w, 2)
+    finally:
+        hog.kill()
+        hog.wait()
+    rows = by_tid(c.rows())
+    for th in rep["threads"]:
+        tid = th["tid"]
+        trows = rows.get(tid, [])
+        check(trows and all("sched_run_ns" in r for r in trows),
+              "tid %d: rows without scheduler figures" % tid)
+        run = sum(r["sched_run_ns"] for r in trows)
+        wait = sum(r["sched_wait_ns"] for r in trows)
+        slices = sum(r["sched_timeslices"] for r in trows)
+        cs = sum(r["sched_voluntary_switches"] +
+                 r["sched_involuntary_switches"] for r in trows)
+        ort = delta(th, "sum_exec_runtime_ns")
+        owait = delta(th, "run_delay_ns")
+        oslices = delta(th, "timeslices")
+        ocs = (delta(th, "voluntary_ctxt_switches") +
+               delta(th, "nonvoluntary_ctxt_switches"))
+        print("  tid %d: run %.1f ms (schedstat %.1f, task-clock %.1f), "
+              "wait %.1f ms (%.1f), timeslices %d (%d), switches %d (%d), "
+              "%d rows" %
+              (tid, run / MS, ort / MS,
+               sum(r["task_clock"] for r in trows) / MS, wait / MS,
+               owait / MS, slices, oslices, cs, ocs, len(trows)))
+        check(owait >= 20 * MS, "tid %d: the competitor made it wait only "
+              "%.1f ms" % (tid, owait / MS))
+        # Outside the oracle's two readings the thread also runs: from
+        # go to its first reading, its own reads of /proc, its exit
+        # (measured on 6.1 beside the competitor: 2.1 to 14.2 ms).  perf's
+        # task-clock over the rows' own span is no tighter oracle there:
+        # under TCG it came out 8.6 ms below (the per-CPU clocks drift,
+        # docs/testing.md), so it is printed, not checked.
+        check(ort <= run <= ort + 20 * MS,
+              "tid %d: sched_run_ns %d, schedstat says %d" % (tid, run, ort))
+        check(owait <= wait <= owait + 50 * MS,
+              "tid %d: sched_wait_ns %d, schedstat says %d" %
+              (tid, wait, owait))
+        check(oslices <= slices <= oslices + 30,
+              "tid %d: sched_timeslices %d, schedstat says %d" %
+              (tid, slices, oslices))
+        check(ocs <= cs <= ocs + 30,
+              "tid %d: switches %d, /proc says %d" % (tid, cs, ocs))
+        check(all(r["cpu"] == 0 for r in trows if r["sched_run_ns"]),
+              "tid %d: ran on a CPU other than 0: %s" %
+              (tid, sorted({r["cpu"] for r in trows})))

@@ -37,6 +37,8 @@ struct sample {
 	int64_t minflt, majflt;
 	int64_t nvcsw, nivcsw;
 	int64_t sum_exec_runtime_ns;
+	int64_t run_delay_ns;
+	int64_t timeslices;
 	int64_t thread_cputime_ns;
 	int64_t mono_ns;
 };
@@ -174,6 +176,7 @@ static void take_sample(struct worker *w, struct sample *s)
 	s->minflt = s->majflt = -1;
 	s->nvcsw = s->nivcsw = -1;
 	s->sum_exec_runtime_ns = -1;
+	s->run_delay_ns = s->timeslices = -1;
 
 	if (read_small(w->path_stat, w->procbuf, PROCBUF_SZ) > 0) {
 		/* comm may contain spaces and parens: start after the last ')' */
@@ -197,8 +200,18 @@ static void take_sample(struct worker *w, struct sample *s)
 		s->nvcsw = status_field(w->procbuf, "voluntary_ctxt_switches");
 		s->nivcsw = status_field(w->procbuf, "nonvoluntary_ctxt_switches");
 	}
-	if (read_small(w->path_schedstat, w->procbuf, PROCBUF_SZ) > 0)
-		s->sum_exec_runtime_ns = parse_i64(w->procbuf);
+	if (read_small(w->path_schedstat, w->procbuf, PROCBUF_SZ) > 0) {
+		/* runtime, run_delay, timeslices: three numbers */
+		p = w->procbuf;
+		s->sum_exec_runtime_ns = parse_i64(p);
+		p = strchr(p, ' ');
+		if (p) {
+			s->run_delay_ns = parse_i64(++p);
+			p = strchr(p, ' ');
+			if (p)
+				s->timeslices = parse_i64(++p);
+		}
+	}
 	s->thread_cputime_ns = now_ns(CLOCK_THREAD_CPUTIME_ID);
 	s->mono_ns = now_ns(CLOCK_MONOTONIC);
 }
@@ -445,10 +458,13 @@ static void json_sample(FILE *f, const struct sample *s, bool valid)
 		", \"voluntary_ctxt_switches\": %" PRId64
 		", \"nonvoluntary_ctxt_switches\": %" PRId64
 		", \"sum_exec_runtime_ns\": %" PRId64
+		", \"run_delay_ns\": %" PRId64
+		", \"timeslices\": %" PRId64
 		", \"thread_cputime_ns\": %" PRId64
 		", \"mono_ns\": %" PRId64 "}",
 		s->minflt, s->majflt, s->nvcsw, s->nivcsw,
-		s->sum_exec_runtime_ns, s->thread_cputime_ns, s->mono_ns);
+		s->sum_exec_runtime_ns, s->run_delay_ns, s->timeslices,
+		s->thread_cputime_ns, s->mono_ns);
 }
 
 /* Write path atomically: path.tmp.<pid> then rename. */
@@ -593,6 +609,8 @@ static void usage(FILE *f)
 "  sampled yet) = {\"minflt\", \"majflt\" (stat fields 10/12),\n"
 "  \"voluntary_ctxt_switches\", \"nonvoluntary_ctxt_switches\" (status),\n"
 "  \"sum_exec_runtime_ns\" (schedstat field 1, -1 if unavailable),\n"
+"  \"run_delay_ns\", \"timeslices\" (schedstat fields 2 and 3, -1 if\n"
+"  unavailable),\n"
 "  \"thread_cputime_ns\" (CLOCK_THREAD_CPUTIME_ID), \"mono_ns\"}, sampled by\n"
 "  each worker itself right before and right after its work.\n"
 "Exit status: 0; 128+signo after SIGTERM/SIGINT; 2 on errors.\n",

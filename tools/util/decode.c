@@ -101,6 +101,9 @@ static const char *vc_rec_layout_error(const struct vcpuperf_rec *rec)
 	case VCPUPERF_REC_SAMPLE:
 		nr = ((const struct vcpuperf_sample *)rec)->nr_events;
 		need += (size_t)nr * sizeof(struct vcpuperf_count);
+		if (((const struct vcpuperf_sample *)rec)->flags &
+		    VCPUPERF_SAMPLE_SCHED)
+			need += sizeof(struct vcpuperf_sched);
 		break;
 	case VCPUPERF_REC_TASK_EXITED:
 		nr = ((const struct vcpuperf_task_exited *)rec)->nr_events;

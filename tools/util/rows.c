@@ -52,6 +52,13 @@ enum vc_row_key {
 	VC_ROW_MULTIPLEXED,
 	VC_ROW_READ_WINDOW,
 	VC_ROW_LATE,
+	VC_ROW_SCHED_RUN,
+	VC_ROW_SCHED_WAIT,
+	VC_ROW_SCHED_SLICES,
+	VC_ROW_SCHED_VOLUNTARY,
+	VC_ROW_SCHED_INVOLUNTARY,
+	VC_ROW_SCHED_MIGRATIONS,
+	VC_ROW_CPU,
 	VC_ROW_NOT_APPLIED,
 	VC_ROW_RAW,
 	VC_NR_ROW_KEYS
@@ -87,6 +94,14 @@ static const struct {
 	[VC_ROW_MULTIPLEXED] = VC_ROW_KEY(",\"multiplexed\":"),
 	[VC_ROW_READ_WINDOW] = VC_ROW_KEY(",\"read_window_ns\":"),
 	[VC_ROW_LATE] = VC_ROW_KEY(",\"late_ns\":"),
+	[VC_ROW_SCHED_RUN] = VC_ROW_KEY(",\"sched_run_ns\":"),
+	[VC_ROW_SCHED_WAIT] = VC_ROW_KEY(",\"sched_wait_ns\":"),
+	[VC_ROW_SCHED_SLICES] = VC_ROW_KEY(",\"sched_timeslices\":"),
+	[VC_ROW_SCHED_VOLUNTARY] = VC_ROW_KEY(",\"sched_voluntary_switches\":"),
+	[VC_ROW_SCHED_INVOLUNTARY] =
+		VC_ROW_KEY(",\"sched_involuntary_switches\":"),
+	[VC_ROW_SCHED_MIGRATIONS] = VC_ROW_KEY(",\"sched_migrations\":"),
+	[VC_ROW_CPU] = VC_ROW_KEY(",\"cpu\":"),
 	[VC_ROW_NOT_APPLIED] = VC_ROW_KEY(",\"modifiers_not_applied\":"),
 	[VC_ROW_RAW] = VC_ROW_KEY(",\"raw\":"),
 };
@@ -612,6 +627,35 @@ static inline char *vc_p_event(char *p, const struct vc_row_keys *k,
 	return json_p_opt_u64(p, have, v);
 }
 
+/* Room for the scheduler figures' keys and values. */
+#define VC_ROW_SCHED_MAX	(7 * (VC_KEY_LEN + VC_JSON_INT_MAX))
+
+/*
+ * The interval's scheduler figures (vc_thread_sample()): wait and
+ * timeslices null where the kernel keeps none (no CONFIG_SCHED_INFO).
+ */
+static void vc_row_sched(struct json_writer *w, const struct vcpuperf_sched *d)
+{
+	bool info = d->valid & VCPUPERF_SCHED_INFO;
+	char *p = json_cursor(w, VC_ROW_SCHED_MAX);
+
+	p = vc_p_key(p, VC_ROW_SCHED_RUN);
+	p = json_fmt_u64(p, d->run_ns);
+	p = vc_p_key(p, VC_ROW_SCHED_WAIT);
+	p = json_p_opt_u64(p, info, d->wait_ns);
+	p = vc_p_key(p, VC_ROW_SCHED_SLICES);
+	p = json_p_opt_u64(p, info, d->timeslices);
+	p = vc_p_key(p, VC_ROW_SCHED_VOLUNTARY);
+	p = json_fmt_u64(p, d->voluntary);
+	p = vc_p_key(p, VC_ROW_SCHED_INVOLUNTARY);
+	p = json_fmt_u64(p, d->involuntary);
+	p = vc_p_key(p, VC_ROW_SCHED_MIGRATIONS);
+	p = json_fmt_u64(p, d->migrations);
+	p = vc_p_key(p, VC_ROW_CPU);
+	p = json_fmt_u64(p, d->cpu);
+	json_cursor_end(w, p);
+}
+
 /**
  * vc_write_row() - write the JSONL row of one sample
  * @sink:	the JSONL sink (its rows writer and options)
@@ -641,6 +685,8 @@ void vc_write_row(struct vc_sink *sink, const struct vc_tid *t,
 			   row->s->grid_ns,
 			   row->s->rec.t_mono_ns - row->s->grid_ns);
 	json_cursor_end(w, p);
+	if (row->sched)
+		vc_row_sched(w, row->sched);
 	if (t->not_applied)
 		vc_not_applied(w, t, k);
 	if (out->raw)

@@ -71,6 +71,7 @@ struct vc_tid {
 	struct vcpuperf_count prev[VCPUPERF_MAX_EVENTS];
 	bool have_prev_t;
 	__u64 prev_t_mono;
+	struct vcpuperf_sched prev_sched;
 	struct vc_ratios ratios;
 	__u64 rows;
 	__u32 not_applied;
@@ -94,6 +95,9 @@ struct vc_tid {
  * @multiplexed: some counter ran for only part of its enabled time
  * @have_dt:	@dt_ns is known (not the thread's first sample)
  * @dt_ns:	t_mono_ns since the thread's previous sample
+ * @sched:	the scheduler figures of the interval (deltas; @sched.cpu
+ *		the CPU the thread last ran on), NULL when the sample has
+ *		none; @sched.valid says which the kernel keeps
  */
 struct vc_row {
 	const struct vcpuperf_sample *s;
@@ -108,6 +112,8 @@ struct vc_row {
 	bool multiplexed;
 	bool have_dt;
 	__s64 dt_ns;
+	const struct vcpuperf_sched *sched;
+	struct vcpuperf_sched sched_delta;
 };
 
 /**
