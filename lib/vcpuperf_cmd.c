@@ -209,6 +209,7 @@ static const struct {
 } vp_flag_words[] = {
 	{ "process_totals", VCPUPERF_ATTACH_PROCESS_TOTALS },
 	{ "all_threads", VCPUPERF_ATTACH_ALL_THREADS },
+	{ "no_sched", VCPUPERF_ATTACH_NO_SCHED },
 };
 
 /**

@@ -214,7 +214,8 @@ static struct vp_group *vp_find_group(struct vp_coll *c, struct pid *pid)
  */
 static int vp_targets_make(struct vp_coll *c, struct task_struct **tasks,
 			   u32 nr, struct pid_namespace *ns,
-			   enum vcpuperf_target_kind kind, struct vp_group *g,
+			   enum vcpuperf_target_kind kind, u32 flags,
+			   struct vp_group *g,
 			   const struct vcpuperf_event_desc *descs,
 			   u32 nr_events, const struct cred *cred,
 			   struct vp_target **made, u32 *n)
@@ -226,8 +227,8 @@ static int vp_targets_make(struct vp_coll *c, struct task_struct **tasks,
 	*n = 0;
 	for (i = 0; i < nr; i++) {
 		t = ret ? ERR_PTR(ret) : vp_target_new(c, tasks[i], ns, kind,
-						       g, descs, nr_events,
-						       cred);
+						       flags, g, descs,
+						       nr_events, cred);
 		put_task_struct(tasks[i]);
 		if (IS_ERR(t)) {
 			if (PTR_ERR(t) != -ESRCH)
@@ -267,6 +268,7 @@ static void vp_targets_begin(struct vp_coll *c, struct vp_target **made,
  * @nr:		how many
  * @ns:		pid namespace their ids are given in
  * @kind:	how they are attached
+ * @flags:	VCPUPERF_ATTACH_* they are attached with
  * @g:		their group, NULL for tid=
  * @descs:	events
  * @nr_events:	how many
@@ -283,8 +285,9 @@ static void vp_targets_begin(struct vp_coll *c, struct vp_target **made,
  */
 int vp_start_tasks(struct vp_coll *c, struct task_struct **tasks, u32 nr,
 		   struct pid_namespace *ns, enum vcpuperf_target_kind kind,
-		   struct vp_group *g, const struct vcpuperf_event_desc *descs,
-		   u32 nr_events, const struct cred *cred, bool announce)
+		   u32 flags, struct vp_group *g,
+		   const struct vcpuperf_event_desc *descs, u32 nr_events,
+		   const struct cred *cred, bool announce)
 {
 	struct vp_target **made;
 	u32 n;
@@ -295,8 +298,8 @@ int vp_start_tasks(struct vp_coll *c, struct task_struct **tasks, u32 nr,
 		vp_put_tasks(tasks, nr);
 		return -ENOMEM;
 	}
-	ret = vp_targets_make(c, tasks, nr, ns, kind, g, descs, nr_events,
-			      cred, made, &n);
+	ret = vp_targets_make(c, tasks, nr, ns, kind, flags, g, descs,
+			      nr_events, cred, made, &n);
 	if (!ret)
 		vp_targets_begin(c, made, n, g, announce);
 	kvfree(made);
@@ -357,8 +360,8 @@ static int vp_attach_tids(struct vp_coll *c, const struct cred *cred,
 			goto err_put;
 		}
 	}
-	ret = vp_start_tasks(c, tasks, n, ns, VCPUPERF_TARGET_TID, NULL,
-			     descs, cmd->nr_events, cred, false);
+	ret = vp_start_tasks(c, tasks, n, ns, VCPUPERF_TARGET_TID, cmd->flags,
+			     NULL, descs, cmd->nr_events, cred, false);
 	kfree(descs);
 	kfree(tasks);
 	return ret;
@@ -498,8 +501,9 @@ static int vp_attach_process(struct vp_coll *c,
 	}
 	vp_group_add(c, g, cmd, req, task, ns);
 	/* Every target made before anything is queued: nothing to undo. */
-	ret = vp_targets_make(c, tasks, n, ns, cmd->kind, g, g->events,
-			      g->nr_events, req->cred, made, &nmade);
+	ret = vp_targets_make(c, tasks, n, ns, cmd->kind, cmd->flags, g,
+			      g->events, g->nr_events, req->cred, made,
+			      &nmade);
 	n = 0;	/* the references are consumed */
 	if (!ret) {
 		ret = vp_proc_start(c, g, task);
@@ -752,7 +756,8 @@ void vp_scan_groups(struct vp_coll *c)
 			   &n);
 		put_task_struct(leader);
 		if (n)
-			vp_start_tasks(c, tasks, n, g->ns, g->kind, g,
-				       g->events, g->nr_events, g->cred, true);
+			vp_start_tasks(c, tasks, n, g->ns, g->kind, g->flags,
+				       g, g->events, g->nr_events, g->cred,
+				       true);
 	}
 }

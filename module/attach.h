@@ -48,8 +48,9 @@ void vp_forget_all(struct vp_coll *c);
 void vp_scan_groups(struct vp_coll *c);
 int vp_start_tasks(struct vp_coll *c, struct task_struct **tasks, u32 nr,
 		   struct pid_namespace *ns, enum vcpuperf_target_kind kind,
-		   struct vp_group *g, const struct vcpuperf_event_desc *descs,
-		   u32 nr_events, const struct cred *cred, bool announce);
+		   u32 flags, struct vp_group *g,
+		   const struct vcpuperf_event_desc *descs, u32 nr_events,
+		   const struct cred *cred, bool announce);
 bool vp_group_wants(struct vp_group *g, struct task_struct *t);
 
 #endif /* _VCPUPERF_ATTACH_H */

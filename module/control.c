@@ -196,6 +196,7 @@ void vp_control_show(struct seq_file *m, struct vp_coll *c)
 			continue;
 		seq_printf(m, "attach tid=%d", t->tid);
 		vp_show_events(m, t->events, t->nr_events);
+		vp_show_flags(m, t->flags);
 		seq_putc(m, '\n');
 	}
 	mutex_unlock(&c->lock);

@@ -48,6 +48,7 @@
  * @ns:		pid namespace its ids are given in, referenced
  * @cred:	the authority it is counted with, referenced
  * @kind:	how it was attached
+ * @flags:	VCPUPERF_ATTACH_* it was attached with
  * @nr_events:	events in @events
  * @events:	what it counts
  */
@@ -58,6 +59,7 @@ struct vp_restart {
 	struct pid_namespace *ns;
 	const struct cred *cred;
 	enum vcpuperf_target_kind kind;
+	u32 flags;
 	u32 nr_events;
 	struct vcpuperf_event_desc events[VCPUPERF_MAX_EVENTS];
 };
@@ -88,6 +90,7 @@ static void vp_target_exec(struct vp_coll *c, struct vp_target *t)
 		r->ns = get_pid_ns(t->ns);
 		r->cred = get_cred(t->cred);
 		r->kind = t->kind;
+		r->flags = t->flags;
 		r->nr_events = t->nr_events;
 		memcpy(r->events, t->events,
 		       t->nr_events * sizeof(r->events[0]));
@@ -205,9 +208,9 @@ void vp_restarts_run(struct vp_coll *c)
 			continue;
 		if (!old) {
 			get_task_struct(task);	/* consumed */
-			vp_start_tasks(c, &task, 1, r->ns, r->kind, r->group,
-				       r->events, r->nr_events, r->cred,
-				       false);
+			vp_start_tasks(c, &task, 1, r->ns, r->kind, r->flags,
+				       r->group, r->events, r->nr_events,
+				       r->cred, false);
 		}
 		vp_restart_free(r);
 	}

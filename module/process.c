@@ -67,6 +67,7 @@
 #include "process.h"
 #include "record.h"
 #include "ring.h"
+#include "sched.h"
 #include "shared.h"
 #include "vcpuperf.h"
 
@@ -316,6 +317,7 @@ void vp_proc_free(struct vp_group *g)
 			vp_shared_put(p->threads[k].sh[i]);
 		put_task_struct(p->threads[k].task);
 	}
+	vp_sched_proc_free(p->sched);
 	kvfree(p->threads);
 	kfree(p);
 	g->proc = NULL;
@@ -425,6 +427,13 @@ int vp_proc_start(struct vp_coll *c, struct vp_group *g,
 		if (!p)
 			return -ENOMEM;
 		g->proc = p;
+		if (!(g->flags & VCPUPERF_ATTACH_NO_SCHED)) {
+			p->sched = vp_sched_proc_new(leader);
+			if (!p->sched) {
+				vp_proc_free(g);
+				return -ENOMEM;
+			}
+		}
 		if (vp_proc_cover(g, leader, c->mod->max_targets, true)) {
 			vp_proc_free(g);
 			return -ENOMEM;
@@ -557,7 +566,8 @@ static void vp_proc_end(struct vp_coll *c, struct vp_group *g)
  * counters hold the counts of the threads they created), each from its
  * baseline, and over the vCPU threads that count with their own counters
  * (their values of this pass, or, for one whose thread read itself, of
- * the pass before), ended ones included.
+ * the pass before), ended ones included; and, unless attached no_sched,
+ * the scheduler figures of every thread of the process (sched.c).
  */
 void vp_proc_sample(struct vp_coll *c, struct vp_group *g, u32 flags)
 {
@@ -574,7 +584,8 @@ void vp_proc_sample(struct vp_coll *c, struct vp_group *g, u32 flags)
 		return;
 	}
 	s = vp_rec_begin(c, VCPUPERF_REC_PROCESS_SAMPLE,
-			 struct_size(s, counts, g->nr_events), 0);
+			 struct_size(s, counts, g->nr_events) +
+			 (p->sched ? sizeof(struct vcpuperf_sched) : 0), 0);
 	for (k = 0; k < p->nr; k++) {
 		struct vp_pthread *pt = &p->threads[k];
 
@@ -603,6 +614,13 @@ void vp_proc_sample(struct vp_coll *c, struct vp_group *g, u32 flags)
 	for (i = 0; i < g->nr_events; i++)
 		vp_count_add(&s->counts[i], &p->gone[i]);
 	counting |= p->gone_mask;
+	if (p->sched) {
+		/* Out of memory: the last figures again, until the next. */
+		vp_sched_proc_sample(p->sched, g->pid,
+				     (struct vcpuperf_sched *)
+				     &s->counts[g->nr_events]);
+		flags |= VCPUPERF_SAMPLE_SCHED;
+	}
 	s->pid = g->nr;
 	s->nr_events = g->nr_events;
 	s->counting_mask = counting;

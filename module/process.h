@@ -17,6 +17,7 @@ struct perf_event;
 struct task_struct;
 struct vp_coll;
 struct vp_group;
+struct vp_sched_proc;
 struct vp_shared;
 struct vp_target;
 
@@ -59,6 +60,8 @@ struct vp_pthread {
  *		detached)
  * @gone_mask:	events with counts in @gone
  * @gone:	per event, the final counts of the ended ones
+ * @sched:	its threads' scheduler figures summed (sched.c), NULL when
+ *		attached no_sched
  */
 struct vp_proc {
 	u32 nr;
@@ -69,6 +72,7 @@ struct vp_proc {
 	u32 own_gone;
 	u32 gone_mask;
 	struct vcpuperf_count gone[VCPUPERF_MAX_EVENTS];
+	struct vp_sched_proc *sched;
 };
 
 void vp_proc_identity(struct task_struct *leader, char *vm, size_t vmlen,

@@ -237,7 +237,7 @@ bool vp_sample_values(struct vp_coll *c, struct vp_target *t,
 	lockdep_assert_held(&c->lock);
 	/* Read at another time than a direct read: nothing to keep. */
 	t->idle_known = false;
-	s = vp_rec_begin(c, VCPUPERF_REC_SAMPLE, vp_sample_size(t->nr_events),
+	s = vp_rec_begin(c, VCPUPERF_REC_SAMPLE, vp_target_sample_size(t),
 			 t->tid);
 	s->rec.t_mono_ns = r->t_mono;
 	s->rec.t_wall_ns = r->t_wall;
@@ -248,9 +248,9 @@ bool vp_sample_values(struct vp_coll *c, struct vp_target *t,
 		s->counts[i] = r->vals[i];
 	}
 	/* Read by the thread too, just before its counters. */
-	vp_sched_since_start(t, &r->sched, vp_sample_sched(s, t->nr_events));
+	flags |= vp_sched_sample(t, &r->sched, s);
 	return vp_sample_finish(c, t, s, counting, r->exited, r->window,
-				r->runtime, flags | VCPUPERF_SAMPLE_SCHED);
+				r->runtime, flags);
 }
 
 /**
@@ -299,13 +299,10 @@ bool vp_sample_deferred(struct vp_coll *c, struct vp_target *t)
 static void vp_sample_again(struct vp_coll *c, struct vp_target *t)
 {
 	struct vcpuperf_sample *s = t->idle_rec;
-	struct vcpuperf_sched now;
 
-	vp_sched_read(t->task, &now);
 	s->rec.t_mono_ns = ktime_get_ns();
 	s->rec.t_wall_ns = ktime_get_real_ns();
-	vp_sched_since_start(t, &now, vp_sample_sched(s, t->nr_events));
-	s->flags = VCPUPERF_SAMPLE_SCHED;
+	s->flags = vp_sched_sample(t, NULL, s);
 	s->interval_ns = READ_ONCE(c->interval_ns);
 	s->read_window_ns = 0;
 	s->grid_ns = c->pass_grid;
@@ -333,7 +330,6 @@ bool vp_sample_target(struct vp_coll *c, struct vp_target *t, u32 flags)
 {
 	u32 counting = 0, exited = 0, i;
 	struct vcpuperf_sample *s;
-	struct vcpuperf_sched now;
 	unsigned long csw;
 	u64 t0, t1, runtime;
 	bool off, same;
@@ -348,11 +344,10 @@ bool vp_sample_target(struct vp_coll *c, struct vp_target *t, u32 flags)
 		return false;
 	}
 	/* vp_rec_begin() stamps the record: that is the first read's time. */
-	s = vp_rec_begin(c, VCPUPERF_REC_SAMPLE, vp_sample_size(t->nr_events),
+	s = vp_rec_begin(c, VCPUPERF_REC_SAMPLE, vp_target_sample_size(t),
 			 t->tid);
 	t0 = s->rec.t_mono_ns;
-	vp_sched_read(t->task, &now);
-	vp_sched_since_start(t, &now, vp_sample_sched(s, t->nr_events));
+	flags |= vp_sched_sample(t, NULL, s);
 	for (i = 0; i < t->nr_events; i++) {
 		struct vp_counter *ctr = &t->counters[i];
 
@@ -379,5 +374,5 @@ bool vp_sample_target(struct vp_coll *c, struct vp_target *t, u32 flags)
 		t->idle_csw = csw;
 	}
 	return vp_sample_finish(c, t, s, counting, exited, t1 - t0, runtime,
-				flags | VCPUPERF_SAMPLE_SCHED);
+				flags);
 }

@@ -10,17 +10,23 @@
 #include <linux/overflow.h>
 #include <linux/types.h>
 
-#include "../include/uapi/vcpuperf.h"
+#include "vcpuperf.h"
 
 struct task_struct;
-struct vp_target;
 
-/* Bytes of a sample of @nr events with its scheduler figures. */
-static inline size_t vp_sample_size(u32 nr)
+/* Do @t's samples carry its scheduler figures (not attached no_sched)? */
+static inline bool vp_target_sched(const struct vp_target *t)
+{
+	return !(t->flags & VCPUPERF_ATTACH_NO_SCHED);
+}
+
+/* Bytes of a sample of @t: its counts, then its scheduler figures. */
+static inline size_t vp_target_sample_size(const struct vp_target *t)
 {
 	struct vcpuperf_sample *s;
 
-	return struct_size(s, counts, nr) + sizeof(struct vcpuperf_sched);
+	return struct_size(s, counts, t->nr_events) +
+	       (vp_target_sched(t) ? sizeof(struct vcpuperf_sched) : 0);
 }
 
 /* The scheduler figures of sample @s, after its @nr counts. */
@@ -30,10 +36,16 @@ static inline struct vcpuperf_sched *vp_sample_sched(struct vcpuperf_sample *s,
 	return (struct vcpuperf_sched *)&s->counts[nr];
 }
 
+struct pid;
+struct vp_sched_proc;
+
 void vp_sched_read(struct task_struct *task, struct vcpuperf_sched *out);
 void vp_sched_start(struct vp_target *t);
-void vp_sched_since_start(struct vp_target *t,
-			  const struct vcpuperf_sched *now,
-			  struct vcpuperf_sched *out);
+u32 vp_sched_sample(struct vp_target *t, const struct vcpuperf_sched *now,
+		    struct vcpuperf_sample *s);
+struct vp_sched_proc *vp_sched_proc_new(struct task_struct *leader);
+void vp_sched_proc_free(struct vp_sched_proc *sp);
+int vp_sched_proc_sample(struct vp_sched_proc *sp, struct pid *pid,
+			 struct vcpuperf_sched *out);
 
 #endif /* _VCPUPERF_SCHED_H */

@@ -41,6 +41,7 @@ static void vp_target_put(struct vp_target *t)
  * @task:	the thread (the target takes its own reference)
  * @ns:		pid namespace the ids of its records are given in
  * @kind:	how it is attached
+ * @flags:	VCPUPERF_ATTACH_* it is attached with
  * @group:	its process's group, NULL for tid=
  * @descs:	events
  * @nr_events:	how many
@@ -52,7 +53,7 @@ static void vp_target_put(struct vp_target *t)
  */
 struct vp_target *vp_target_new(struct vp_coll *c, struct task_struct *task,
 				struct pid_namespace *ns,
-				enum vcpuperf_target_kind kind,
+				enum vcpuperf_target_kind kind, u32 flags,
 				struct vp_group *group,
 				const struct vcpuperf_event_desc *descs,
 				u32 nr_events, const struct cred *cred)
@@ -81,6 +82,7 @@ struct vp_target *vp_target_new(struct vp_coll *c, struct task_struct *task,
 	t->cred = get_cred(cred);
 	t->ns = get_pid_ns(ns);
 	t->kind = kind;
+	t->flags = flags;
 	t->group = group;
 	get_task_comm(comm, task);
 	strscpy(t->comm, comm, sizeof(t->comm));
@@ -93,7 +95,7 @@ struct vp_target *vp_target_new(struct vp_coll *c, struct task_struct *task,
 	/* Without it the thread is always read directly: no failure. */
 	t->sr = vp_selfread_new();
 	/* Without it an idle thread's sample is built anew: no failure. */
-	t->idle_rec = kmalloc(ALIGN(vp_sample_size(nr_events), sizeof(u64)),
+	t->idle_rec = kmalloc(ALIGN(vp_target_sample_size(t), sizeof(u64)),
 			      GFP_KERNEL);
 	vp_sched_start(t);
 	ret = xa_insert(&c->by_tid, t->gtid, t, GFP_KERNEL);

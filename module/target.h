@@ -21,7 +21,7 @@ struct vp_target;
 
 struct vp_target *vp_target_new(struct vp_coll *c, struct task_struct *task,
 				struct pid_namespace *ns,
-				enum vcpuperf_target_kind kind,
+				enum vcpuperf_target_kind kind, u32 flags,
 				struct vp_group *group,
 				const struct vcpuperf_event_desc *descs,
 				u32 nr_events, const struct cred *cred);

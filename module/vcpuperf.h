@@ -139,6 +139,8 @@ struct vp_group {
  *		file's opener for tid=), referenced
  * @ns:		pid namespace its ids are given in, referenced
  * @kind:	how it was attached
+ * @flags:	VCPUPERF_ATTACH_* it was attached with (no_sched: its
+ *		samples carry no scheduler figures)
  * @gtid:	tid in the initial pid namespace (key of vp_coll.by_tid)
  * @id:		tid, pid and vCPU as the attaching writer sees them
  * @tid:	tid as the attaching writer sees it
@@ -186,6 +188,7 @@ struct vp_target {
 	const struct cred *cred;
 	struct pid_namespace *ns;
 	enum vcpuperf_target_kind kind;
+	u32 flags;
 	pid_t gtid;
 	struct vcpuperf_target_id id;
 	pid_t tid;

@@ -21,7 +21,7 @@ enum {
 	OPT_MONO_ORIGIN,
 	OPT_DEBUGFS, OPT_DEVICE, OPT_REPLAY, OPT_RECORD, OPT_HELP,
 	OPT_PER_VM, OPT_EMULATOR, OPT_TEXTFILE, OPT_ALL_QEMU, OPT_OUTPUT_DIR,
-	OPT_MATCH, OPT_SCAN_INTERVAL,
+	OPT_MATCH, OPT_SCAN_INTERVAL, OPT_NO_SCHED,
 };
 
 /* getopt value of a mode option: VC_OPT_MOD | its VCPUPERF_MOD_* bit */
@@ -47,6 +47,7 @@ static const struct option vc_longopts[] = {
 	{ "pinned", no_argument, NULL, VC_OPT_MOD | VCPUPERF_MOD_PINNED },
 	{ "per-vm", no_argument, NULL, OPT_PER_VM },
 	{ "emulator-threads", no_argument, NULL, OPT_EMULATOR },
+	{ "no-sched", no_argument, NULL, OPT_NO_SCHED },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "output", required_argument, NULL, 'o' },
 	{ "events-out", required_argument, NULL, OPT_EVENTS_OUT },
@@ -121,6 +122,8 @@ static const char vc_usage_tail[] =
 "                      collector's schema (--qemu or --pid)\n"
 "  --emulator-threads  with --qemu, also rows for QEMU's other threads\n"
 "                      (role \"emulator\")\n"
+"  --no-sched          rows without the scheduler's figures (sched_*,\n"
+"                      cpu)\n"
 "  --duration DUR      stop after DUR, N[ms|s|m] (no unit: s); default:\n"
 "                      until SIGINT/SIGTERM\n"
 "\n"
@@ -387,6 +390,9 @@ static int vc_apply_option(struct vc_opts *o, int c, char *arg,
 	case OPT_EMULATOR:
 		o->flags |= VCPUPERF_ATTACH_ALL_THREADS;
 		return 0;
+	case OPT_NO_SCHED:
+		o->flags |= VCPUPERF_ATTACH_NO_SCHED;
+		return 0;
 	case 'q':
 		o->quiet = true;
 		return 0;
@@ -501,10 +507,10 @@ int vc_validate(const struct vc_opts *o, char *attach, size_t len,
 		return vc_usage_error("--all-qemu writes each VM's events in "
 				      "its own file: no --events-out");
 	if (!o->kind && (o->events || o->interval || o->ring || o->read ||
-			 o->mods))
-		return vc_usage_error("--events, --interval, --ring, --read "
-				      "and the mode options need --qemu, "
-				      "--pid or --tid");
+			 o->mods || (o->flags & VCPUPERF_ATTACH_NO_SCHED)))
+		return vc_usage_error("--events, --interval, --ring, --read, "
+				      "--no-sched and the mode options need "
+				      "--qemu, --pid or --tid");
 	if ((o->flags & VCPUPERF_ATTACH_PROCESS_TOTALS) &&
 	    o->kind != VCPUPERF_TARGET_QEMU && o->kind != VCPUPERF_TARGET_PID)
 		return vc_usage_error("--per-vm needs --qemu or --pid");

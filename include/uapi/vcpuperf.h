@@ -23,7 +23,7 @@
 #include <linux/types.h>
 
 #define VCPUPERF_MAGIC		0x46504356U	/* "VCPF" little endian */
-#define VCPUPERF_ABI_VERSION	4U
+#define VCPUPERF_ABI_VERSION	5U
 
 /* Compile-time limits, enforced with -E2BIG / -ENOSPC. */
 #define VCPUPERF_MAX_EVENTS	16	/* events per target */
@@ -86,7 +86,11 @@ enum vcpuperf_target_kind {
 /* Attach flags: the attach words that are not event modifiers. */
 #define VCPUPERF_ATTACH_PROCESS_TOTALS	(1U << 0)	/* process_totals */
 #define VCPUPERF_ATTACH_ALL_THREADS	(1U << 1)	/* all_threads */
-#define VCPUPERF_ATTACH_ALL		0x3U
+#define VCPUPERF_ATTACH_NO_SCHED	(1U << 2)	/* no_sched: samples
+							 * without struct
+							 * vcpuperf_sched
+							 */
+#define VCPUPERF_ATTACH_ALL		0x7U
 
 /* VM identity from a QEMU command line (-name guest=NAME, -uuid UUID). */
 #define VCPUPERF_VM_NAME_LEN	128	/* NUL included; longer is cut */
@@ -293,7 +297,10 @@ struct vcpuperf_sample {
  *
  * Cumulative since the thread's attach, read at the sample's
  * @rec.t_mono_ns; follows @counts of a sample whose flags have
- * VCPUPERF_SAMPLE_SCHED.
+ * VCPUPERF_SAMPLE_SCHED (every sample of a target attached without
+ * no_sched).  In a process sample: summed over the process's threads
+ * since its attach, @cpu zero (vcpuperf(4) says what a thread that has
+ * exited leaves in each field).
  */
 struct vcpuperf_sched {
 	__u64 run_ns;
@@ -589,7 +596,9 @@ struct vcpuperf_process {
  * @pid:	the process, as in its process record
  * @nr_events:	entries in @counts
  * @counting_mask: bit i set when event i is counted on some thread
- * @flags:	VCPUPERF_SAMPLE_FINAL on the last one
+ * @flags:	VCPUPERF_SAMPLE_FINAL on the last one; VCPUPERF_SAMPLE_SCHED
+ *		when a struct vcpuperf_sched follows @counts: the figures
+ *		of every thread of the process summed (vcpuperf(4))
  * @threads:	threads counted for the process: those holding the
  *		process counters (present at attach; the threads created
  *		since count through them) and the vCPU threads counting

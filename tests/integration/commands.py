@@ -39,6 +39,7 @@ BAD_COMMANDS = [
     ("attach tid=1 process_totals", errno.EINVAL),
     ("attach pid=1 all_threads", errno.EINVAL),
     ("attach qemu=1 process_totals process_totals", errno.EINVAL),
+    ("attach qemu=1 no_sched no_sched", errno.EINVAL),
 ]
 
 
@@ -51,13 +52,15 @@ def malformed_commands_change_nothing():
     load()
     w = Workload("bad", "--threads", "2", "--hold-ms", "20000")
     check(control("interval 50ms") == 0, "interval refused")
-    check(control("attach qemu=%d events=task-clock,context-switches" %
-                  w.pid) == 0, "attach refused")
+    check(control("attach qemu=%d events=task-clock,context-switches "
+                  "no_sched" % w.pid) == 0, "attach refused")
     c = Cat("bad", "--no-attach")
     try:
         c.wait_started(2)
         time.sleep(0.5)
         config = read_file("control")
+        check("events=task-clock,context-switches no_sched" in config,
+              "the attach word is not in control: %r" % config)
         rows_before = len(c.rows())
         bad = BAD_COMMANDS + [("attach qemu=%d" % w.pid, errno.EEXIST),
                               ("attach tid=%d" % w.tids[0], errno.EEXIST)]

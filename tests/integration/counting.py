@@ -183,22 +183,83 @@ def sched_fields_match_schedstat():
     shell loop pinned to the same CPU): CPU time, time waiting for the
     CPU (which the competitor makes large), timeslices and switches, at
     least the work's and no more than its thread's start and exit add;
-    every row that ran on CPU 0."""
+    every row that ran on CPU 0.  The per-VM rows (--per-vm) sum every
+    thread of the process: worker 0 exits after its work and short-lived
+    threads come and go, and the VM's totals hold both workers' work.  A
+    second recording of the same process at the same time, --no-sched,
+    has no scheduler key anywhere."""
     load()
     sleeps, burn = 100, 300
     w = Workload("sched", "--threads", "2", "--wait-go", "--sleeps",
-                 str(sleeps), "--burn-ms", str(burn), "--hold-ms", "1000")
+                 str(sleeps), "--burn-ms", str(burn), "--hold-ms", "1000",
+                 "--exit-thread", "--spawner", "--spawn", "10")
     sh("taskset -a -p 1 %d" % w.pid)
     hog = subprocess.Popen(["taskset", "-c", "0", "sh", "-c",
                             "while :; do :; done"])
     try:
+        plain = Cat("sched-off", "--qemu", str(w.pid), "--interval",
+                    "100ms", "--events", "task-clock", "--per-vm",
+                    "--no-sched")
         c = Cat("sched", "--qemu", str(w.pid), "--interval", "100ms",
-                "--events", "task-clock,context-switches")
+                "--events", "task-clock,context-switches", "--per-vm",
+                "--emulator-threads")
+        plain.wait_started(2)
         rep = run_workload(c, w, 2)
     finally:
         hog.kill()
         hog.wait()
+        rc = plain.stop()
+    check(rc == 0, "the --no-sched recording: exit %d" % rc)
+    keys = ("sched_run_ns", "sched_wait_ns", "sched_timeslices",
+            "sched_voluntary_switches", "sched_involuntary_switches",
+            "sched_migrations")
+    bad = [r for r in plain.rows() if any(k in r for k in keys + ("cpu",))]
+    check(plain.rows() and not bad, "--no-sched: %d rows of %d with "
+          "scheduler keys" % (len(bad), len(plain.rows())))
+    check(all(e.get("sched_run_ns", None) is None
+              for e in plain.events("perf_finished")),
+          "--no-sched: perf_finished with scheduler totals")
     rows = by_tid(c.rows())
+    vm_rows = [r for r in c.rows() if r["tid"] is None]
+    check(vm_rows and all(k in r and "cpu" not in r
+                          for r in vm_rows for k in keys),
+          "per-VM rows without the scheduler's keys (or with cpu)")
+    vm = [e for e in c.events("perf_finished") if e["scope"] == "vm"]
+    check(len(vm) == 1, "%d perf_finished of scope vm" % len(vm))
+    for k in keys:
+        check(vm[0][k] == sum(r[k] for r in vm_rows),
+              "per-VM %s: perf_finished %s, rows sum to %d" %
+              (k, vm[0][k], sum(r[k] for r in vm_rows)))
+    fin = {e["tid"]: e for e in c.events("perf_finished")
+           if e["scope"] == "thread"}
+    work = {k: sum(delta(th, o) for th in rep["threads"]) for k, o in (
+        ("wait", "run_delay_ns"), ("vol", "voluntary_ctxt_switches"))}
+    rowed = {k: sum(e[k] for e in fin.values()) for k in keys}
+    print("  VM: wait %.1f ms (the workers' work %.1f, the threads with "
+          "rows %.1f), voluntary switches %d (%d, %d), %d rows; worker 0 "
+          "exited: %s" %
+          (vm[0]["sched_wait_ns"] / MS, work["wait"] / MS,
+           rowed["sched_wait_ns"] / MS, vm[0]["sched_voluntary_switches"],
+           work["vol"], rowed["sched_voluntary_switches"], len(vm_rows),
+           rep["threads"][0]["exited"]))
+    # The kernel keeps no wait of a thread that has exited: the sum has
+    # it as the last pass saw it, which for worker 0 (blocked after its
+    # work until it exits) is all its work's wait.  Above the workers':
+    # the main thread's, the spawner's and its ten short-lived threads'
+    # (those without rows: 10 ms allowed), below the final figures of the
+    # threads that have rows (worker 0's exit path is not in the sum).
+    check(work["wait"] - 10 * MS <= vm[0]["sched_wait_ns"] <=
+          rowed["sched_wait_ns"] + 10 * MS,
+          "per-VM sched_wait_ns %d, the workers' work %d, the rowed "
+          "threads' %d" % (vm[0]["sched_wait_ns"], work["wait"],
+                           rowed["sched_wait_ns"]))
+    # Switches of exited threads stay in the kernel's process totals: the
+    # rowed threads' and at most 3 per short-lived thread.
+    check(work["vol"] <= vm[0]["sched_voluntary_switches"] <=
+          rowed["sched_voluntary_switches"] + 30,
+          "per-VM voluntary switches %d, the workers' %d, the rowed "
+          "threads' %d" % (vm[0]["sched_voluntary_switches"], work["vol"],
+                           rowed["sched_voluntary_switches"]))
     for th in rep["threads"]:
         tid = th["tid"]
         trows = rows.get(tid, [])
@@ -228,15 +289,20 @@ def sched_fields_match_schedstat():
         # task-clock over the rows' own span is no tighter oracle there:
         # under TCG it came out 8.6 ms below (the per-CPU clocks drift,
         # docs/testing.md), so it is printed, not checked.
-        check(ort <= run <= ort + 20 * MS,
+        # Worker 0 then exits: its exit path, after its last reading, is
+        # in its rows and in no reading (measured beside the arm64
+        # benchmark, which slows the guest: 62 ms of CPU time, 122 ms of
+        # wait behind the competitor), so only its floor is checked.
+        top = float("inf") if th["exited"] else 1
+        check(ort <= run <= ort + top * 20 * MS,
               "tid %d: sched_run_ns %d, schedstat says %d" % (tid, run, ort))
-        check(owait <= wait <= owait + 50 * MS,
+        check(owait <= wait <= owait + top * 50 * MS,
               "tid %d: sched_wait_ns %d, schedstat says %d" %
               (tid, wait, owait))
-        check(oslices <= slices <= oslices + 30,
+        check(oslices <= slices <= oslices + top * 30,
               "tid %d: sched_timeslices %d, schedstat says %d" %
               (tid, slices, oslices))
-        check(ocs <= cs <= ocs + 30,
+        check(ocs <= cs <= ocs + top * 30,
               "tid %d: switches %d, /proc says %d" % (tid, cs, ocs))
         check(all(r["cpu"] == 0 for r in trows if r["sched_run_ns"]),
               "tid %d: ran on a CPU other than 0: %s" %

@@ -85,6 +85,8 @@ def per_vm_totals_match_proc():
     1.0-1.1 ms per thread; allowed: 2 ms per thread that exited), more
     what the kernel's task-clock runs ahead of its runtime under TCG (3%,
     8% on a kernel with KASAN and lockdep).
+    The per-VM scheduler runtime (sched_run_ns) is what utime + stime
+    are scaled to: equal within the two ticks' truncation and 1 ms.
     The per-thread rows cannot see the short-lived threads; the per-VM
     rows carry the VM identity of the libvirt-style command line.
     An episode in which /proc saw fewer faults than the pages written
@@ -163,6 +165,15 @@ def per_vm_totals_match_proc():
           2 * TICK_NS + MS + ahead * otc,
           "per-VM task_clock %d ns vs utime+stime %d ns (%d threads "
           "exited)" % (tc, otc, exited))
+    # The scheduler's runtime of every thread, the exited ones' from the
+    # kernel's process totals: what utime + stime are scaled to, so equal
+    # to them but for the truncation of each to a tick.
+    run = sum(r["sched_run_ns"] for r in vm)
+    print("  per-VM sched_run_ns %.1f ms, utime+stime delta %.1f ms, "
+          "difference %.1f ms" % (run / MS, otc / MS, (run - otc) / MS))
+    check(abs(run - otc) <= 2 * TICK_NS + MS,
+          "per-VM sched_run_ns %d vs utime+stime %d (%d threads exited)" %
+          (run, otc, exited))
     # a pass can catch a short-lived thread alive (it then has rows for
     # what it did after): most of their faults are in no thread's rows
     check(pf - tpf >= spawn * spawn_pages // 2,

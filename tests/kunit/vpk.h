@@ -10,7 +10,8 @@
  * module/main.c, see Kbuild here), so they test the real code.  One
  * suite per unit: vcpuperf_parse (parse_kunit.c), vcpuperf_ring
  * (ring_kunit.c), vcpuperf_counter (counter_kunit.c), vcpuperf_collection
- * (collection_kunit.c) and vcpuperf_read (read_kunit.c).
+ * (collection_kunit.c), vcpuperf_read (read_kunit.c) and vcpuperf_sched
+ * (sched_kunit.c).
  */
 #ifndef _VCPUPERF_VPK_H
 #define _VCPUPERF_VPK_H

@@ -56,7 +56,10 @@ CAUSE_NO_PMU, CAUSE_NEVER_COUNTED, CAUSE_STARVED = 1, 9, 12
 MUX_MORE_EVENTS, MUX_PMU_SHARED, MUX_PROCESS_TOTALS = 1, 2, 3
 UNAVAILABLE_PROCESS = 1
 DETACH_EXITED, DETACH_STOP, DETACH_EXEC = 2, 3, 6
-SAMPLE_FIRST, SAMPLE_FINAL = 1, 2
+SAMPLE_FIRST, SAMPLE_FINAL, SAMPLE_SCHED = 1, 2, 4
+SCHED_RUN, SCHED_INFO = 1, 2
+SCHED_FMT = "=QQQQQQII"     # struct vcpuperf_sched
+ATTACH_NO_SCHED = 4
 
 # perf_event.h
 HW, SW = 0, 1
@@ -129,7 +132,9 @@ class Stream:
 
     def sample(self, tid, counts, mask=None, pid=100, vcpu=0, flags=0,
                interval_ns=100_000_000, window=1234, exited=0, t=None,
-               nr=None, grid=None):
+               nr=None, grid=None, sched=None):
+        """sched: (run, wait, slices, vol, invol, migr, cpu, valid) since
+        the attach, after the counts (flag SAMPLE_SCHED)."""
         if mask is None:
             mask = (1 << len(counts)) - 1
         if t is not None:
@@ -137,11 +142,15 @@ class Stream:
         # grid point: 5 us before the read unless given (0: off the grid)
         if grid is None:
             grid = self.t - 5000
+        if sched is not None:
+            flags |= SAMPLE_SCHED
         body = struct.pack("=" + ID_FMT + "IIIIQQQ", pid, vcpu,
                            len(counts) if nr is None else nr, mask, exited,
                            flags, interval_ns, window, grid)
         for c in counts:
             body += struct.pack("=" + COUNT_FMT, *c)
+        if sched is not None:
+            body += struct.pack(SCHED_FMT, *sched)
         return self._put(SAMPLE, tid, body)
 
     def unavailable(self, tid, index, name, error, cause, pid=100, vcpu=0,
@@ -212,15 +221,19 @@ class Stream:
 
     def process_sample(self, counts, pid=100, mask=None, flags=0, threads=3,
                        exited=0, interval_ns=100_000_000, window=777,
-                       t=None):
+                       t=None, sched=None):
         if mask is None:
             mask = (1 << len(counts)) - 1
         if t is not None:
             self.t = t
+        if sched is not None:
+            flags |= SAMPLE_SCHED
         body = struct.pack("=IIIIIIQQ", pid, len(counts), mask, flags,
                            threads, exited, interval_ns, window)
         for c in counts:
             body += struct.pack("=" + COUNT_FMT, *c)
+        if sched is not None:
+            body += struct.pack(SCHED_FMT, *sched)
         return self._put(PROCESS_SAMPLE, 0, body)
 
     def unknown(self, rtype=99, nbytes=24):
@@ -491,6 +504,98 @@ class TestProcess(ToolCase):
         self.assertEqual(text.count("# TYPE vcpuperf_page_faults_total "
                                     "counter"), 1)
         self.assertFalse(os.path.exists(path + ".tmp"))
+
+
+SCHED_KEYS = ["sched_run_ns", "sched_wait_ns", "sched_timeslices",
+              "sched_voluntary_switches", "sched_involuntary_switches",
+              "sched_migrations"]
+
+
+class TestSched(ToolCase):
+    """The scheduler figures: per-interval deltas of the cumulative ones
+    the samples carry, their totals in perf_finished, null where the
+    kernel keeps none."""
+
+    def stream(self, valid=SCHED_RUN | SCHED_INFO):
+        s = Stream()
+        s.process(events=SW_EVENTS)
+        s.started(7, events=SW_EVENTS, vcpu=0)
+        s.sample(7, [(1, 5, 5), (10, 5, 5)],
+                 sched=(4_000, 9_000, 3, 2, 1, 0, 1, valid))
+        s.process_sample([(1, 5, 5), (10, 5, 5)],
+                         sched=(5_000, 9_500, 4, 3, 1, 0, 0, valid))
+        s.sample(7, [(2, 9, 9), (30, 9, 9)],
+                 sched=(54_000, 10_000, 8, 6, 2, 1, 0, valid))
+        s.process_sample([(2, 9, 9), (30, 9, 9)], flags=SAMPLE_FINAL,
+                         sched=(75_000, 12_500, 12, 9, 3, 2, 0, valid))
+        s.finished(7, 2, 2)
+        return s
+
+    def test_rows_are_interval_deltas(self):
+        self.assertEqual(self.replay(self.stream()), 0, self.err)
+        rows = [r for r in self.rows if r["tid"] == 7]
+        self.assertEqual([[r[k] for k in SCHED_KEYS] for r in rows],
+                         [[4_000, 9_000, 3, 2, 1, 0],
+                          [50_000, 1_000, 5, 4, 1, 1]])
+        self.assertEqual([r["cpu"] for r in rows], [1, 0])
+        vm = [r for r in self.rows if r["tid"] is None]
+        self.assertEqual([[r[k] for k in SCHED_KEYS] for r in vm],
+                         [[5_000, 9_500, 4, 3, 1, 0],
+                          [70_000, 3_000, 8, 6, 2, 2]])
+        self.assertNotIn("cpu", vm[0])
+        self.assertEqual(self.ev("perf_sched_partial"), [])
+
+    def test_finished_has_totals(self):
+        self.assertEqual(self.replay(self.stream()), 0, self.err)
+        fin = {e["scope"]: e for e in self.ev("perf_finished")}
+        self.assertEqual([fin["thread"][k] for k in SCHED_KEYS],
+                         [54_000, 10_000, 8, 6, 2, 1])
+        self.assertEqual([fin["vm"][k] for k in SCHED_KEYS],
+                         [75_000, 12_500, 12, 9, 3, 2])
+
+    def test_no_sched_info(self):
+        """A kernel without CONFIG_SCHED_INFO: wait and timeslices null in
+        rows and totals, one perf_sched_partial per thread."""
+        self.assertEqual(self.replay(self.stream(valid=SCHED_RUN)), 0,
+                         self.err)
+        rows = [r for r in self.rows if r["tid"] == 7]
+        for r in rows:
+            self.assertIsNone(r["sched_wait_ns"])
+            self.assertIsNone(r["sched_timeslices"])
+        self.assertEqual(rows[1]["sched_run_ns"], 50_000)
+        part = self.ev("perf_sched_partial")
+        self.assertEqual(len(part), 1)
+        self.assertEqual((part[0]["tid"], part[0]["cause"], part[0]["missing"]),
+                         (7, "no_sched_info",
+                          ["sched_wait_ns", "sched_timeslices"]))
+        fin = [e for e in self.ev("perf_finished") if e["scope"] == "thread"]
+        self.assertIsNone(fin[0]["sched_wait_ns"])
+        self.assertEqual(fin[0]["sched_run_ns"], 54_000)
+
+    def test_without_figures_no_keys(self):
+        """Samples without them (attached no_sched): no sched key, null
+        totals."""
+        s = Stream()
+        s.started(7, events=SW_EVENTS, vcpu=0)
+        s.sample(7, [(1, 5, 5), (10, 5, 5)])
+        s.finished(7, 1, 1)
+        self.assertEqual(self.replay(s), 0, self.err)
+        for k in SCHED_KEYS + ["cpu"]:
+            self.assertNotIn(k, self.rows[0])
+        fin = self.ev("perf_finished")[0]
+        self.assertIsNone(fin["sched_run_ns"])
+
+    def test_flag_without_figures_is_a_layout_error(self):
+        """A sample flagged SAMPLE_SCHED too short to hold them is refused
+        as a record, not read past its end."""
+        s = Stream()
+        s.started(7, events=SW_EVENTS, vcpu=0)
+        s.sample(7, [(1, 5, 5), (10, 5, 5)], flags=SAMPLE_SCHED)
+        s.sample(7, [(2, 9, 9), (30, 9, 9)],
+                 sched=(1, 1, 1, 1, 1, 1, 0, SCHED_RUN | SCHED_INFO))
+        self.replay(s)
+        self.assertIn("shorter than its nr_events", self.err)
+        self.assertEqual(len([r for r in self.rows if r["tid"] == 7]), 1)
 
 
 class TestStatusLine(ToolCase):

@@ -120,6 +120,9 @@ static const char *vc_rec_layout_error(const struct vcpuperf_rec *rec)
 	case VCPUPERF_REC_PROCESS_SAMPLE:
 		nr = ((const struct vcpuperf_process_sample *)rec)->nr_events;
 		need += (size_t)nr * sizeof(struct vcpuperf_count);
+		if (((const struct vcpuperf_process_sample *)rec)->flags &
+		    VCPUPERF_SAMPLE_SCHED)
+			need += sizeof(struct vcpuperf_sched);
 		break;
 	}
 	if (nr > VCPUPERF_MAX_EVENTS)

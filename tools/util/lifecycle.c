@@ -344,6 +344,29 @@ static void vc_key_totals(struct json_writer *w,
 	json_end(w, '}');
 }
 
+/*
+ * The scheduler figures over the whole collection, under the keys of the
+ * rows they sum (null throughout when the samples carried none: attached
+ * no_sched; wait and timeslices null where the kernel keeps none).
+ */
+static void vc_key_sched_totals(struct json_writer *w, const struct vc_sched *s)
+{
+	bool info = s->have && (s->last.valid & VCPUPERF_SCHED_INFO);
+
+	json_key(w, "sched_run_ns");
+	json_opt_u64(w, s->have, s->last.run_ns);
+	json_key(w, "sched_wait_ns");
+	json_opt_u64(w, info, s->last.wait_ns);
+	json_key(w, "sched_timeslices");
+	json_opt_u64(w, info, s->last.timeslices);
+	json_key(w, "sched_voluntary_switches");
+	json_opt_u64(w, s->have, s->last.voluntary);
+	json_key(w, "sched_involuntary_switches");
+	json_opt_u64(w, s->have, s->last.involuntary);
+	json_key(w, "sched_migrations");
+	json_opt_u64(w, s->have, s->last.migrations);
+}
+
 static void vc_finished(const struct vc_jsonl *out, const struct vc_tid *t,
 			const struct vcpuperf_rec *rec, __u64 rows)
 {
@@ -354,9 +377,11 @@ static void vc_finished(const struct vc_jsonl *out, const struct vc_tid *t,
 	if (rec->tid) {
 		json_key_str(w, "scope", "thread");
 		vc_event_id(out, rec, &f->id, t);
-		if (t && t->started)
+		if (t && t->started) {
 			vc_key_totals(w, t->ev, t->nr_events, t->exist_mask,
 				      t->prev);
+			vc_key_sched_totals(w, &t->sched);
+		}
 	} else {
 		json_key_str(w, "scope", "session");
 		json_key_u64(w, "targets", f->targets);
@@ -430,6 +455,28 @@ void vc_write_lifecycle(struct vc_sink *sink, const struct vcpuperf_rec *rec,
 }
 
 /**
+ * vc_write_sched_partial() - write the perf_sched_partial line of a thread
+ * @out:	the JSONL sink
+ * @t:		the thread
+ * @s:		its first sample whose scheduler figures lack some
+ *
+ * The kernel keeps no wait and no timeslices (built without
+ * CONFIG_SCHED_INFO): its rows have them null.  Once per thread.
+ */
+void vc_write_sched_partial(const struct vc_jsonl *out, const struct vc_tid *t,
+			    const struct vcpuperf_sample *s)
+{
+	struct json_writer *w = out->events;
+
+	vc_event_begin(out, "perf_sched_partial", &s->rec);
+	vc_event_id(out, &s->rec, &s->id, t);
+	json_key(w, "missing");
+	json_put_lit(w, "[\"sched_wait_ns\",\"sched_timeslices\"]");
+	json_key_str(w, "cause", "no_sched_info");
+	vc_event_end(out);
+}
+
+/**
  * vc_write_seq_gap() - write a perf_seq_gap line
  * @sink:	the JSONL sink
  * @rec:	the record that arrived at the gap
@@ -474,6 +521,7 @@ void vc_write_vm_finished(const struct vc_jsonl *out, const struct vc_proc *p,
 	json_key_u64(w, "threads_exited", s->exited);
 	json_key_u64(w, "rows", p->rows);
 	vc_key_totals(w, p->ev, p->nr_events, s->counting_mask, s->counts);
+	vc_key_sched_totals(w, &p->sched);
 	vc_event_end(out);
 }
 

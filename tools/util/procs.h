@@ -28,6 +28,7 @@
  * @uuid_json:	@uuid the same way
  * @ev:		the events of its process samples
  * @prev:	previous cumulative counts of its process samples
+ * @sched:	its threads' scheduler figures so far, summed
  * @have_prev_t: @prev_t_mono is valid
  * @prev_t_mono: t_mono_ns of the previous process sample
  * @ratios:	operands of ipc and cache_miss_rate among @ev
@@ -55,6 +56,7 @@ struct vc_proc {
 	char uuid_json[VC_PROC_JSON_LEN(VCPUPERF_UUID_LEN)];
 	struct vcpuperf_event_desc ev[VCPUPERF_MAX_EVENTS];
 	struct vcpuperf_count prev[VCPUPERF_MAX_EVENTS];
+	struct vc_sched sched;
 	bool have_prev_t;
 	__u64 prev_t_mono;
 	struct vc_ratios ratios;

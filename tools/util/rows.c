@@ -631,10 +631,12 @@ static inline char *vc_p_event(char *p, const struct vc_row_keys *k,
 #define VC_ROW_SCHED_MAX	(7 * (VC_KEY_LEN + VC_JSON_INT_MAX))
 
 /*
- * The interval's scheduler figures (vc_thread_sample()): wait and
- * timeslices null where the kernel keeps none (no CONFIG_SCHED_INFO).
+ * The interval's scheduler figures (vc_sched_delta()): wait and
+ * timeslices null where the kernel keeps none (no CONFIG_SCHED_INFO); the
+ * CPU with @cpu (a thread's row: a process runs on many).
  */
-static void vc_row_sched(struct json_writer *w, const struct vcpuperf_sched *d)
+static void vc_row_sched(struct json_writer *w, const struct vcpuperf_sched *d,
+			 bool cpu)
 {
 	bool info = d->valid & VCPUPERF_SCHED_INFO;
 	char *p = json_cursor(w, VC_ROW_SCHED_MAX);
@@ -651,8 +653,10 @@ static void vc_row_sched(struct json_writer *w, const struct vcpuperf_sched *d)
 	p = json_fmt_u64(p, d->involuntary);
 	p = vc_p_key(p, VC_ROW_SCHED_MIGRATIONS);
 	p = json_fmt_u64(p, d->migrations);
-	p = vc_p_key(p, VC_ROW_CPU);
-	p = json_fmt_u64(p, d->cpu);
+	if (cpu) {
+		p = vc_p_key(p, VC_ROW_CPU);
+		p = json_fmt_u64(p, d->cpu);
+	}
 	json_cursor_end(w, p);
 }
 
@@ -686,13 +690,17 @@ void vc_write_row(struct vc_sink *sink, const struct vc_tid *t,
 			   row->s->rec.t_mono_ns - row->s->grid_ns);
 	json_cursor_end(w, p);
 	if (row->sched)
-		vc_row_sched(w, row->sched);
+		vc_row_sched(w, row->sched, true);
 	if (t->not_applied)
 		vc_not_applied(w, t, k);
 	if (out->raw)
 		vc_raw(w, t->ev, row->s->nr_events, row->s->counting_mask,
 		       row->s->counts);
 	json_put_lit(w, "}\n");
+	/* Said once, after the thread's first row. */
+	if (row->sched && !(row->sched->valid & VCPUPERF_SCHED_INFO) &&
+	    t->rows == 1)
+		vc_write_sched_partial(out, t, row->s);
 }
 
 /*
@@ -808,6 +816,8 @@ void vc_write_vm_row(struct vc_sink *sink, const struct vc_proc *p,
 		json_opt_u64(w, row->have[i], row->value[i]);
 	}
 	vc_row_derived(w, &p->ratios, row, row->ps->read_window_ns);
+	if (row->sched)
+		vc_row_sched(w, row->sched, false);
 	if (out->raw)
 		vc_raw(w, p->ev, row->ps->nr_events, row->ps->counting_mask,
 		       row->ps->counts);

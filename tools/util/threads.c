@@ -201,7 +201,7 @@ static void vc_thread_reset(struct vc_tid *t, const struct vcpuperf_started *s)
 	memset(t->prev, 0, sizeof(t->prev));
 	t->have_prev_t = false;
 	t->prev_t_mono = 0;
-	memset(&t->prev_sched, 0, sizeof(t->prev_sched));
+	memset(&t->sched, 0, sizeof(t->sched));
 	t->rows = 0;
 	t->not_applied = 0;
 	for (i = 0; i < s->nr_events; i++) {
@@ -317,6 +317,38 @@ void vc_counts_delta(struct vcpuperf_count *prev,
 }
 
 /**
+ * vc_sched_delta() - the scheduler figures of a row's interval
+ * @prev:	the last figures of the thread or process (since its
+ *		attach), updated
+ * @flags:	the sample's flags: without VCPUPERF_SAMPLE_SCHED it has
+ *		none (attached no_sched)
+ * @after:	where its figures are, after its counts
+ * @row:	its row: @row->sched set to the deltas, or NULL
+ */
+void vc_sched_delta(struct vc_sched *prev, __u32 flags, const void *after,
+		    struct vc_row *row)
+{
+	const struct vcpuperf_sched *now = after, *p = &prev->last;
+	struct vcpuperf_sched *d = &row->sched_delta;
+
+	row->sched = NULL;
+	if (!(flags & VCPUPERF_SAMPLE_SCHED))
+		return;
+	/* Since the attach: the first one is its own delta. */
+	d->run_ns = now->run_ns - p->run_ns;
+	d->wait_ns = now->wait_ns - p->wait_ns;
+	d->timeslices = now->timeslices - p->timeslices;
+	d->voluntary = now->voluntary - p->voluntary;
+	d->involuntary = now->involuntary - p->involuntary;
+	d->migrations = now->migrations - p->migrations;
+	d->cpu = now->cpu;
+	d->valid = now->valid;
+	prev->last = *now;
+	prev->have = true;
+	row->sched = d;
+}
+
+/**
  * vc_thread_sample() - interpret a sample and advance the thread past it
  * @t:		the sampled thread, started, with as many events as @s
  * @s:		the validated sample record
@@ -332,25 +364,7 @@ void vc_thread_sample(struct vc_tid *t, const struct vcpuperf_sample *s,
 	vc_counts_delta(t->prev, s->counts, s->nr_events, s->counting_mask,
 			row);
 	t->exist_mask = s->counting_mask;
-	row->sched = NULL;
-	if (s->flags & VCPUPERF_SAMPLE_SCHED) {
-		const struct vcpuperf_sched *now =
-			(const void *)&s->counts[s->nr_events];
-		struct vcpuperf_sched *d = &row->sched_delta;
-		const struct vcpuperf_sched *p = &t->prev_sched;
-
-		/* Since the attach: the first one is its own delta. */
-		d->run_ns = now->run_ns - p->run_ns;
-		d->wait_ns = now->wait_ns - p->wait_ns;
-		d->timeslices = now->timeslices - p->timeslices;
-		d->voluntary = now->voluntary - p->voluntary;
-		d->involuntary = now->involuntary - p->involuntary;
-		d->migrations = now->migrations - p->migrations;
-		d->cpu = now->cpu;
-		d->valid = now->valid;
-		t->prev_sched = *now;
-		row->sched = d;
-	}
+	vc_sched_delta(&t->sched, s->flags, &s->counts[s->nr_events], row);
 	row->have_dt = t->have_prev_t;
 	row->dt_ns = (__s64)(s->rec.t_mono_ns - t->prev_t_mono);
 	t->have_prev_t = true;

@@ -35,6 +35,16 @@ struct vc_ratios {
 };
 
 /**
+ * struct vc_sched - the scheduler figures of a thread or process so far
+ * @have:	a sample carried them
+ * @last:	the last, since its attach (its totals)
+ */
+struct vc_sched {
+	bool have;
+	struct vcpuperf_sched last;
+};
+
+/**
  * struct vc_tid - what the decoder knows about one sampled thread
  * @tid:	thread id
  * @started:	a started record was seen
@@ -46,6 +56,7 @@ struct vc_ratios {
  * @comm:	thread name, NUL terminated
  * @ev:		the configured events
  * @prev:	previous cumulative counts (zero before the first sample)
+ * @sched:	its scheduler figures so far
  * @have_prev_t: @prev_t_mono is valid
  * @prev_t_mono: t_mono_ns of the previous sample
  * @ratios:	operands of ipc and cache_miss_rate among @ev
@@ -71,7 +82,7 @@ struct vc_tid {
 	struct vcpuperf_count prev[VCPUPERF_MAX_EVENTS];
 	bool have_prev_t;
 	__u64 prev_t_mono;
-	struct vcpuperf_sched prev_sched;
+	struct vc_sched sched;
 	struct vc_ratios ratios;
 	__u64 rows;
 	__u32 not_applied;
@@ -142,6 +153,8 @@ void vc_thread_sample(struct vc_tid *t, const struct vcpuperf_sample *s,
 		      struct vc_row *row);
 void vc_pick_ratios(const struct vcpuperf_event_desc *ev, __u32 nr,
 		    struct vc_ratios *r);
+void vc_sched_delta(struct vc_sched *prev, __u32 flags, const void *after,
+		    struct vc_row *row);
 void vc_counts_delta(struct vcpuperf_count *prev,
 		     const struct vcpuperf_count *cur, __u32 nr, __u32 mask,
 		     struct vc_row *row);
