@@ -25,7 +25,8 @@ from runner import run_module  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_decode import (Stream, TOOL, ROOT, ensure_built, load,  # noqa
                          SW, HW, SW_PAGE_FAULTS, SW_TASK_CLOCK,
-                         SW_CONTEXT_SWITCHES, HW_CYCLES, CAUSE_NO_PMU)
+                         SW_CONTEXT_SWITCHES, HW_CYCLES, CAUSE_NO_PMU,
+                         SCHED_RUN, SCHED_INFO)
 
 PLOT = os.path.join(ROOT, "tools", "vcpuperf-plot")
 EVENTS = [("task-clock", SW, 0, SW_TASK_CLOCK),
@@ -47,7 +48,9 @@ def plot_module():
 def episode():
     """Two vCPUs from the start, a third added later, vCPU 0 exiting; an
     unavailable cycles counter, a multiplexed interval (page faults of
-    vCPU 1 null once: enabled, never running), a drop."""
+    vCPU 1 null once: enabled, never running), a drop; scheduler figures
+    with run-queue wait for vCPUs 0 and 1, without (no SCHED_INFO: null)
+    for vCPU 2."""
     s = Stream()
     t = 1_000_000_000
     cum = {}
@@ -56,6 +59,7 @@ def episode():
         s.unavailable(tid, 3, "cycles", 2, CAUSE_NO_PMU, vcpu=vcpu)
         cum[tid] = [[0, 0, 0] for _ in EVENTS]
     live = {10: 0, 11: 1}
+    sched = {}
     for i in range(12):
         t += 100_000_000
         if i == 4:
@@ -77,8 +81,13 @@ def episode():
             if tid == 11 and i == 8:
                 c[1][2] -= 100_000_000      # page-faults never ran
                 s.multiplexed(11, 0b010, 0, vcpu=1)
+            sch = sched.setdefault(tid, [0] * 6)
+            sch[0] += c[0][0] - sch[0]
+            sch[1] += 2_000_000 * (vcpu + 1) + 1000 * i
+            sch[4] += vcpu
             s.sample(tid, [tuple(x) for x in c], mask=0b0111, vcpu=vcpu,
-                     t=t)
+                     t=t, sched=tuple(sch) + (
+                         0, SCHED_RUN | (SCHED_INFO if vcpu < 2 else 0)))
         if i == 9:
             s.task_exited(10, [tuple(x) for x in cum[10]], 0b0111, vcpu=0)
             del live[10]
@@ -129,7 +138,8 @@ class PlotCase(unittest.TestCase):
             self.assertIn(">%s<" % k, svg, k)
         for v in (0, 1, 2):
             self.assertIn(">vCPU %d<" % v, svg)
-        for label in ("utilisation", "page faults", "context switches"):
+        for label in ("utilisation", "page faults", "context switches",
+                      "run-queue wait", "involuntary switches"):
             self.assertIn(label, svg)
         self.assertNotIn(">IPC<", svg)      # no row has an ipc
 
@@ -158,6 +168,17 @@ class PlotCase(unittest.TestCase):
                 r["task_clock"] for r in rows) / 1e6, places=1)
             self.assertEqual(int(f[4]), sum(r["page_faults"] or 0
                                             for r in rows))
+            self.assertAlmostEqual(float(f[6]), sum(
+                r["sched_wait_ns"] or 0 for r in rows) / 1e6, places=1)
+
+    def test_wait_panel_null_is_a_gap(self):
+        """vCPU 2's kernel kept no wait: a gap, never a zero; vCPU 1's
+        wait is its rows' in ms."""
+        data = plot_module().series(self.rows)
+        self.assertTrue(all(math.isnan(v) for v in data[2]["sched_wait"]))
+        rows = [r for r in self.rows if r["vcpu"] == 1]
+        self.assertEqual(data[1]["sched_wait"],
+                         [r["sched_wait_ns"] / 1e6 for r in rows])
 
 
 class GuestInstructionsCase(unittest.TestCase):

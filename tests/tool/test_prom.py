@@ -89,6 +89,9 @@ def episode():
     chunks = [s.bytes()]
     cum = {tid: [[0, 0, 0] for _ in EVENTS] for tid, _, _ in threads}
     proc = [[0, 0, 0] for _ in EVENTS]
+    # scheduler figures: run, wait, slices, vol, invol, migr (cumulative)
+    sched = {tid: [0] * 6 for tid, _, _ in threads}
+    psched = [0] * 6
     for i in range(INTERVALS):
         mark = len(s.data)
         for k, (tid, vcpu, _) in enumerate(threads):
@@ -102,10 +105,15 @@ def episode():
                     proc[e][0] += v + (50 if e == 0 else 0)
                     proc[e][1] += 100_000_000
                     proc[e][2] += 100_000_000 if e < 3 else 0
+                for f, v in enumerate([30_000_000 + i, 1_000_000 * (k + i),
+                                       5 + k, 3, 2 + i, k]):
+                    sched[tid][f] += v
+                    psched[f] += v + 7
             s.sample(tid, [tuple(c) for c in cum[tid]], pid=4242,
-                     vcpu=vcpu, mask=0b1111)
+                     vcpu=vcpu, mask=0b1111,
+                     sched=tuple(sched[tid]) + (vcpu % 2, 3))
         s.process_sample([tuple(c) for c in proc], pid=4242, mask=0b1111,
-                         exited=0)
+                         exited=0, sched=tuple(psched) + (0, 3))
         chunks.append(bytes(s.data[mark:]))
     return chunks
 
@@ -249,6 +257,30 @@ class PromCase(unittest.TestCase):
         print("  vcpuperf_process_page_faults_total: Prometheus increase "
               "%s, JSONL per-VM total %s" % (got, want))
         self.assertEqual(got, want)
+
+    def test_sched_increase_equals_jsonl(self):
+        """The scheduler's figures: a series per vCPU and per process,
+        without mode label, whose increase is the rows' sum."""
+        lab = 'vm="lab-vm1",uuid="%s"' % UUID
+        for vcpu, key in (("0", 0), ("none", None)):
+            rows = [r for r in self.rows
+                    if r["tid"] is not None and r["vcpu"] == key]
+            for metric, col, scale in (
+                    ("vcpuperf_sched_wait_seconds_total", "sched_wait_ns",
+                     1e-9),
+                    ("vcpuperf_sched_involuntary_switches_total",
+                     "sched_involuntary_switches", 1)):
+                want = sum(r[col] for r in rows) * scale
+                got = self.increase(metric, '%s,vcpu="%s"' % (lab, vcpu))
+                print("  %s{vcpu=%s}: Prometheus increase %s, JSONL total "
+                      "%s" % (metric, vcpu, got, want))
+                self.assertAlmostEqual(got, want, places=6)
+        vm = [r for r in self.rows if r["tid"] is None]
+        want = sum(r["sched_run_ns"] for r in vm) * 1e-9
+        got = self.increase("vcpuperf_process_sched_run_seconds_total", lab)
+        self.assertAlmostEqual(got, want, places=6)
+        self.assertEqual(self.query('vcpuperf_time_enabled_seconds_total'
+                                    '{event=~"sched_.*"}'), [])
 
     def test_uncounted_and_labels(self):
         # cycles:G (key cycles_guest) was enabled but never on the PMU:

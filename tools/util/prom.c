@@ -51,6 +51,7 @@ static const struct {
  * struct vc_series - one counter series and its time sums
  * @next:	the next series, in order of appearance
  * @process:	a whole-process total (vcpuperf_process_... families)
+ * @sched:	a scheduler figure (sched_wait ...): no mode, no times
  * @seconds:	the event counts nanoseconds: shown in seconds
  * @ended:	its VM ended: dropped after the next write
  * @base:	the event's metric name part (page_faults)
@@ -65,6 +66,7 @@ static const struct {
 struct vc_series {
 	struct vc_series *next;
 	bool process;
+	bool sched;
 	bool seconds;
 	bool ended;
 	char base[VC_PROM_BASE_LEN];
@@ -191,7 +193,8 @@ static struct vc_series *vc_prom_series(struct vc_prom *pr,
 
 	for (s = pr->head; s; s = s->next) {
 		tail = &s->next;
-		if (s->process == key->process && !strcmp(s->base, key->base) &&
+		if (s->process == key->process && s->sched == key->sched &&
+		    !strcmp(s->base, key->base) &&
 		    !strcmp(s->mode, key->mode) && !strcmp(s->vcpu, key->vcpu) &&
 		    !strcmp(s->vm, key->vm) && !strcmp(s->uuid, key->uuid)) {
 			/* Rows again under ended labels: a VM started again. */
@@ -236,6 +239,46 @@ static void vc_prom_add(struct vc_prom *pr, struct vc_series *key,
 	pr->dirty = true;
 }
 
+/* The scheduler figures as series: base name, in ns, kept without SCHED_INFO. */
+static const struct {
+	const char *base;
+	bool seconds;
+	bool always;
+} vc_prom_sched[] = {
+	{ "sched_run", true, true },
+	{ "sched_wait", true, false },
+	{ "sched_timeslices", false, false },
+	{ "sched_voluntary_switches", false, true },
+	{ "sched_involuntary_switches", false, true },
+	{ "sched_migrations", false, true },
+};
+
+/* Add the scheduler figures of one row (if it has them) to their series. */
+static void vc_prom_add_sched(struct vc_prom *pr, struct vc_series *key,
+			      const struct vcpuperf_sched *d)
+{
+	const __u64 v[] = { d->run_ns, d->wait_ns, d->timeslices,
+			    d->voluntary, d->involuntary, d->migrations };
+	bool info = d->valid & VCPUPERF_SCHED_INFO;
+	struct vc_series *s;
+	size_t i;
+
+	_Static_assert(ARRAY_SIZE(v) == ARRAY_SIZE(vc_prom_sched),
+		       "one value per scheduler series");
+	key->sched = true;
+	key->mode[0] = '\0';
+	for (i = 0; i < ARRAY_SIZE(vc_prom_sched); i++) {
+		if (!vc_prom_sched[i].always && !info)
+			continue;
+		snprintf(key->base, sizeof(key->base), "%s",
+			 vc_prom_sched[i].base);
+		key->seconds = vc_prom_sched[i].seconds;
+		s = vc_prom_series(pr, key);
+		if (s)
+			s->value += v[i];
+	}
+}
+
 /* The labels every series of a process has. */
 static void vc_prom_identity(struct vc_series *key, const struct vc_proc *p)
 {
@@ -260,6 +303,8 @@ static void vc_prom_row(struct vc_sink *sink, const struct vc_tid *t,
 		snprintf(key.vcpu, sizeof(key.vcpu), "%d", t->vcpu);
 	vc_prom_add(pr, &key, t->ev, row->s->nr_events, row->s->counting_mask,
 		    row);
+	if (row->sched)
+		vc_prom_add_sched(pr, &key, row->sched);
 }
 
 /* A process's totals (its process sample), added to their series. */
@@ -276,6 +321,8 @@ static void vc_prom_vm_row(struct vc_sink *sink, const struct vc_proc *p,
 	key.process = true;
 	vc_prom_add(pr, &key, p->ev, row->ps->nr_events,
 		    row->ps->counting_mask, row);
+	if (row->sched)
+		vc_prom_add_sched(pr, &key, row->sched);
 }
 
 /**
@@ -366,7 +413,8 @@ static void vc_prom_labels(FILE *f, const struct vc_series *s, bool event)
 	vc_prom_label(f, "uuid", s->uuid, false);
 	if (!s->process)
 		vc_prom_label(f, "vcpu", s->vcpu, false);
-	vc_prom_label(f, "mode", s->mode, false);
+	if (!s->sched)
+		vc_prom_label(f, "mode", s->mode, false);
 	if (event)
 		vc_prom_label(f, "event", s->base, false);
 	fputc('}', f);
@@ -422,6 +470,10 @@ static const char *const vc_prom_help[] = {
 			  "began (1: never multiplexed; NaN: never enabled)",
 };
 
+static const char vc_prom_sched_help[] =
+	"kept by the scheduler for the series' threads, summed since the "
+	"collection began (vcpuperf(4))";
+
 /* One sample line of family @what for series @s. */
 static void vc_prom_sample(FILE *f, const struct vc_series *s,
 			   enum vc_prom_what what, const char *name)
@@ -451,6 +503,15 @@ static void vc_prom_sample(FILE *f, const struct vc_series *s,
 	}
 }
 
+/*
+ * Is series @s in the families of @what?  A scheduler figure is no
+ * counter: it has no times and no ratio.
+ */
+static bool vc_prom_in(const struct vc_series *s, enum vc_prom_what what)
+{
+	return !s->sched || what == VC_PROM_COUNT;
+}
+
 /* Every family of @what, each with its HELP and TYPE lines once. */
 static void vc_prom_families(FILE *f, const struct vc_prom *pr,
 			     enum vc_prom_what what)
@@ -460,22 +521,25 @@ static void vc_prom_families(FILE *f, const struct vc_prom *pr,
 	bool seen;
 
 	for (s = pr->head; s; s = s->next) {
+		if (!vc_prom_in(s, what))
+			continue;
 		vc_prom_name(name, sizeof(name), s, what);
 		seen = false;
 		for (o = pr->head; o != s && !seen; o = o->next) {
 			vc_prom_name(other, sizeof(other), o, what);
-			seen = !strcmp(name, other);
+			seen = vc_prom_in(o, what) && !strcmp(name, other);
 		}
 		if (seen)
 			continue;
 		fprintf(f, "# HELP %s %s%s %s\n", name,
 			what == VC_PROM_COUNT ? s->base : "",
-			what == VC_PROM_COUNT ? ":" : "", vc_prom_help[what]);
+			what == VC_PROM_COUNT ? ":" : "",
+			s->sched ? vc_prom_sched_help : vc_prom_help[what]);
 		fprintf(f, "# TYPE %s %s\n", name,
 			what == VC_PROM_RATIO ? "gauge" : "counter");
 		for (o = s; o; o = o->next) {
 			vc_prom_name(other, sizeof(other), o, what);
-			if (!strcmp(name, other))
+			if (vc_prom_in(o, what) && !strcmp(name, other))
 				vc_prom_sample(f, o, what, name);
 		}
 	}
