@@ -10,8 +10,8 @@ import subprocess
 import time
 
 from vptest import (Cat, Workload, by_tid, check, delta, load,
-                    perf_stat_enabled, read_file, run_workload, sh,
-                    task_clock_agrees, test, within, CAT)
+                    not_on_debug, perf_stat_enabled, read_file, run_workload,
+                    sh, task_clock_agrees, test, within, CAT)
 
 MS = 1000000
 
@@ -101,6 +101,8 @@ def perf_stat_per_thread(path):
 
 
 @test
+@not_on_debug("perf stat's counts beside ours; its counters and ours are "
+              "made and read as in every other test")
 def agrees_with_perf_stat():
     """perf stat run side by side on the same threads and software events
     agrees within 5% (page faults within 20, context switches within 10)."""
@@ -176,6 +178,8 @@ def tracepoint_events():
 
 
 @test
+@not_on_debug("the scheduler's figures against /proc; per_vm_totals_match_"
+              "proc runs the same code there")
 def sched_fields_match_schedstat():
     """The rows' scheduler figures, summed per thread, against what each
     thread of tests/workload read from /proc/TID/schedstat and status

@@ -13,7 +13,8 @@ import os
 import time
 
 from vptest import (Cat, TestFailure, Workload, check, control,
-                    debug_allocator, load, read_file, sh, test, unload, REPO)
+                    debug_allocator, load, not_on_debug, read_file, sh, test,
+                    unload, REPO)
 
 MS = 1000000
 
@@ -256,6 +257,8 @@ def mux_run(name, mux_ms):
 
 
 @test
+@not_on_debug("the rotation period's effect on the ratios; "
+              "pmu_multiplexing_scaled runs the multiplexing there")
 def pmu_mux_interval_granularity():
     """perf_event_mux_interval_ms is the rotation period: at 4 ms every
     50 ms interval gives each event about half of its time, at 100 ms most

@@ -10,6 +10,7 @@ perf stat run side by side.  Nothing here decodes the binary stream:
 vcpuperf-cat does that, and the tests read its JSONL."""
 
 import errno
+import functools
 import json
 import os
 import select as selectmod  # select() below picks tests
@@ -135,9 +136,22 @@ def needs_feature(name):
     return tag
 
 
+def not_on_debug(why):
+    """Declare that a test's point is a figure against its oracle, whose
+    code paths other tests run too: put it under @test.  The runner skips
+    it, saying @why, on a kernel with KASAN or kmemleak (make check's
+    second run of the suite), where every allocation and lock is slower
+    and it would repeat what the first run proves."""
+    def tag(fn):
+        fn.vp_not_on_debug = why
+        return fn
+    return tag
+
+
 def _check_needs(fn):
-    """Skip @fn (TestSkip) when this boot has fewer CPUs than it needs
-    or lacks a kernel feature it needs."""
+    """Skip @fn (TestSkip) when this boot has fewer CPUs than it needs,
+    lacks a kernel feature it needs, or is the debug kernel a figure test
+    is not run on."""
     want = getattr(fn, "vp_cpus", 1)
     have = os.cpu_count() or 1
     if have < want:
@@ -146,6 +160,9 @@ def _check_needs(fn):
         why, present = FEATURES[name]
         if not present():
             raise TestSkip(why)
+    why = getattr(fn, "vp_not_on_debug", None)
+    if why and debug_allocator():
+        raise TestSkip("a figure, not on the debug kernel: " + why)
 
 
 def meminfo():
@@ -158,6 +175,7 @@ def meminfo():
     return out
 
 
+@functools.lru_cache(maxsize=None)
 def debug_allocator():
     """What of KASAN and kmemleak this kernel runs ("KASAN, kmemleak"),
     each of which makes every slab allocation larger; "" for neither.
