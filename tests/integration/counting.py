@@ -247,12 +247,13 @@ def sched_fields_match_schedstat():
            work["vol"], rowed["sched_voluntary_switches"], len(vm_rows),
            rep["threads"][0]["exited"]))
     # The kernel keeps no wait of a thread that has exited: the sum has
-    # it as the last pass saw it, which for worker 0 (blocked after its
-    # work until it exits) is all its work's wait.  Above the workers':
-    # the main thread's, the spawner's and its ten short-lived threads'
-    # (those without rows: 10 ms allowed), below the final figures of the
+    # it as the last pass saw it, which for worker 0 (it exits right
+    # after its work) is its work's wait but for at most the interval
+    # before its exit (measured: 15.5 ms short).  Above that: the main
+    # thread's, the spawner's and its ten short-lived threads' (those
+    # without rows: 10 ms allowed), below the final figures of the
     # threads that have rows (worker 0's exit path is not in the sum).
-    check(work["wait"] - 10 * MS <= vm[0]["sched_wait_ns"] <=
+    check(work["wait"] - 100 * MS <= vm[0]["sched_wait_ns"] <=
           rowed["sched_wait_ns"] + 10 * MS,
           "per-VM sched_wait_ns %d, the workers' work %d, the rowed "
           "threads' %d" % (vm[0]["sched_wait_ns"], work["wait"],
@@ -311,3 +312,23 @@ def sched_fields_match_schedstat():
         check(all(r["cpu"] == 0 for r in trows if r["sched_run_ns"]),
               "tid %d: ran on a CPU other than 0: %s" %
               (tid, sorted({r["cpu"] for r in trows})))
+        # perf's context-switches event against the scheduler's count,
+        # read in the same sample: equal while the thread lives (a switch
+        # between the two reads moves one to the next row); the switches
+        # of its exit after perf_event_exit_task() ended its counters are
+        # the scheduler's alone (measured: 2 for a worker, 5 for a thread
+        # preempted in its exit by the competitor).
+        live = trows[:-1]
+        pcs = sum(r["context_switches"] for r in live)
+        scs = sum(r["sched_voluntary_switches"] +
+                  r["sched_involuntary_switches"] for r in live)
+        print("    context_switches %d, the scheduler's %d while it lived; "
+              "%d and %d in its last row" %
+              (pcs, scs, trows[-1]["context_switches"],
+               trows[-1]["sched_voluntary_switches"] +
+               trows[-1]["sched_involuntary_switches"]))
+        check(abs(pcs - scs) <= 1,
+              "tid %d: context_switches %d, the scheduler's %d" %
+              (tid, pcs, scs))
+        check(pcs + trows[-1]["context_switches"] <= cs,
+              "tid %d: context_switches above the scheduler's" % tid)
