@@ -261,13 +261,18 @@ def phase_churn(n):
                   "interval")
             evs = ",".join(RNG.sample(SW_EVENTS, RNG.randint(1, 3)))
             kind = RNG.choice(("qemu", "pid", "tid", "tid"))
+            words = ""
             if kind == "tid":
                 live = ch.live()
                 tids = RNG.sample(live, min(len(live), RNG.randint(1, 8)))
                 target = "tid=" + ",".join(str(t) for t in tids)
             else:
                 target = "%s=%d" % (kind, ch.pid)
-            e = control("attach %s events=%s" % (target, evs))
+                # whole-process totals: counters inherited by the churning
+                # threads, the scheduler's figures summed over them
+                words = RNG.choice(("", " process_totals",
+                                    " process_totals no_sched"))
+            e = control("attach %s events=%s%s" % (target, evs, words))
             errs[("attach", ename(e))] = errs.get(("attach", ename(e)), 0) + 1
             check(e in (0, errno.ESRCH, errno.EEXIST),
                   "attach %s: %s" % (target, ename(e)))
