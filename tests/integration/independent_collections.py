@@ -420,8 +420,10 @@ def real_qemus_recorded_by_three_helpers():
                        VCPUPERF_CONF_DIR="/nonexistent",
                        VCPUPERF_ARGS="--interval 100ms --events "
                                      "task-clock,context-switches")
+            # its own process group: a failure kills its vcpuperf-cat too
             helpers[n] = subprocess.Popen([helper, n], env=env,
-                                          stderr=subprocess.PIPE, text=True)
+                                          stderr=subprocess.PIPE, text=True,
+                                          start_new_session=True)
         for n in ("vm1", "vm2", "vm3"):
             qemus[n] = subprocess.Popen(
                 ["qemu-system-x86_64", "-name", n + ",debug-threads=on",
@@ -444,7 +446,13 @@ def real_qemus_recorded_by_three_helpers():
             rc = h.wait(timeout=60)
             check(rc == 0, "%s: helper exit %d: %s" % (n, rc, h.stderr.read()))
     finally:
-        for p in list(helpers.values()) + list(qemus.values()):
+        for p in helpers.values():
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            p.wait()
+        for p in qemus.values():
             if p.poll() is None:
                 p.kill()
                 p.wait()
