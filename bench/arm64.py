@@ -153,6 +153,12 @@ COLLECTORS = ["none"] + ["vcpuperf-" + m for m in VP_MODES] + [
     "perf", "perf-group", "ureader", "ureader-group", "ureader-group-jsonl",
     "floor"]
 
+# Collectors run only when VP_BENCH_COLLECTORS names them: vcpuperf-cat
+# without the scheduler's figures (--no-sched), beside the default, for
+# what the figures cost (issue 37).
+NOSCHED = "-nosched"
+OPT_IN = ["vcpuperf-%s%s" % (m, NOSCHED) for m in VP_MODES]
+
 problems = []
 
 
@@ -527,10 +533,13 @@ class Collector:
                     "--interval", "%dms" % self.ims, "--events",
                     ",".join(names), "-o", self.out + ".host", "-q"]
         elif k.startswith("vcpuperf-"):
+            mode = k.split("-", 1)[1]
             argv = [CAT, "--qemu", str(self.vmm.pid), "--interval",
                     "%dms" % self.ims, "--events", ",".join(names), "--read",
-                    k.split("-", 1)[1], "-o", self.out + ".rows",
+                    mode.split("-")[0], "-o", self.out + ".rows",
                     "--events-out", self.out + ".events", "-q"]
+            if mode.endswith(NOSCHED):
+                argv.append("--no-sched")
         elif k.startswith("perf"):
             ev = ",".join(names)
             if k == "perf-group":
@@ -966,7 +975,7 @@ def options(full, smoke_configs, collectors, name):
         configs = [c for c in configs if name(c) in only.split(",")]
     kinds = collectors
     if os.environ.get("VP_BENCH_COLLECTORS"):
-        kinds = [k for k in collectors
+        kinds = [k for k in collectors + OPT_IN
                  if k in os.environ["VP_BENCH_COLLECTORS"].split(",")]
     return smoke, out, passes, configs, kinds
 

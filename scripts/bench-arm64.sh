@@ -24,8 +24,9 @@
 #
 # While developing, VP_BENCH_ONLY=64x8x10ms[,...] runs only those
 # configurations, VP_BENCH_COLLECTORS=none,vcpuperf-kick[,...] only those
-# collectors, VP_BENCH_PASSES=N N passes per boot, VP_BENCH_RUNS=N N
-# boots; never for committed results.
+# collectors (and vcpuperf-MODE-nosched, vcpuperf-cat --no-sched, which
+# runs only when named), VP_BENCH_PASSES=N N passes per boot,
+# VP_BENCH_RUNS=N N boots; never for committed results.
 #
 # The bed (scripts/arm64-bed.sh, cached) is Debian's arm64 kernel at EL2
 # in qemu-system-aarch64 -icount shift=0 on one emulated CPU: one
