@@ -20,7 +20,9 @@
 #
 # Cache: ${VCPUPERF_CACHE:-$HOME/.cache/vcpuperf}/arm64/
 #   kernel-<version>/  the kernel, keyed by its package version (the host's
-#                      linux-kbuild-6.1 version: the headers use its tools)
+#                      linux-kbuild-6.1 version, whose tools the headers
+#                      use; the newest of the same ABI where the mirror
+#                      has no arm64 build of that version)
 #   root-<key>/        the root, keyed by the package list, the layout
 #                      version below, the mirror and the Date: of
 #                      bookworm's InRelease there (a point release makes a
@@ -57,17 +59,34 @@ abi=$(dpkg-query -W -f='${Depends}' linux-headers-amd64 2>/dev/null |
 kbuild_ver=$(dpkg-query -W -f='${Version}' "linux-kbuild-${abi%%.0-*}" 2>/dev/null) ||
 	die "linux-kbuild-${abi%%.0-*} is not installed: run scripts/setup.sh"
 kver=$abi-arm64
-kdir=$cache/kernel-$kbuild_ver
+# The arm64 image and headers at the kbuild tools' version; where the
+# mirror does not (yet) have them at it (a security update published for
+# amd64 first), the newest of the same ABI: the headers' tools are the
+# host's kbuild anyway, and an ABI keeps its interfaces.
+arm64_versions() {
+	apt-cache madison "linux-$1-$kver:arm64" 2>/dev/null |
+		awk -F'|' '{ gsub(/ /, "", $2); print $2 }'
+}
+kernel_ver=$kbuild_ver
+if ! arm64_versions image | grep -qxF "$kbuild_ver" ||
+	! arm64_versions headers | grep -qxF "$kbuild_ver"; then
+	kernel_ver=$( (arm64_versions image; arm64_versions headers) |
+		sort | uniq -d | sort -V | tail -n 1)
+	[ -n "$kernel_ver" ] ||
+		die "no linux-image/headers-$kver for arm64 in apt's sources (is bookworm-security in them?)"
+	log "linux-image/headers-$kver: $kernel_ver for arm64 (the host's kbuild is $kbuild_ver)"
+fi
+kdir=$cache/kernel-$kernel_ver
 exec 8>"$cache/.kernel.lock"
 flock 8
 if [ ! -f "$kdir/.complete" ]; then
 	t0=$(date +%s)
 	rm -rf "$kdir"
 	mkdir -p "$kdir/debs" "$kdir/tree"
-	log "downloading linux-image/headers-$kver $kbuild_ver and busybox-static (arm64)"
+	log "downloading linux-image/headers-$kver $kernel_ver and busybox-static (arm64)"
 	(cd "$kdir/debs" && apt-get download -q \
-		"linux-image-$kver:arm64=$kbuild_ver" \
-		"linux-headers-$kver:arm64=$kbuild_ver" \
+		"linux-image-$kver:arm64=$kernel_ver" \
+		"linux-headers-$kver:arm64=$kernel_ver" \
 		busybox-static:arm64) >"$kdir/apt.log" 2>&1 ||
 		{ tail -n 5 "$kdir/apt.log" >&2; die "apt-get download failed (is bookworm-security in apt's sources?)"; }
 	for d in "$kdir"/debs/*.deb; do unpack "$d" "$kdir/tree"; done
