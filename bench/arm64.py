@@ -154,10 +154,11 @@ COLLECTORS = ["none"] + ["vcpuperf-" + m for m in VP_MODES] + [
     "floor"]
 
 # Collectors run only when VP_BENCH_COLLECTORS names them: vcpuperf-cat
-# without the scheduler's figures (--no-sched), beside the default, for
-# what the figures cost (issue 37).
+# without the scheduler's figures (--no-sched), and with KVM's exits
+# (--kvm-exits), beside the default, for what each costs (issue 37).
 NOSCHED = "-nosched"
-OPT_IN = ["vcpuperf-%s%s" % (m, NOSCHED) for m in VP_MODES]
+KVM = "-kvm"
+OPT_IN = ["vcpuperf-%s%s" % (m, v) for v in (NOSCHED, KVM) for m in VP_MODES]
 
 problems = []
 
@@ -540,6 +541,8 @@ class Collector:
                     "--events-out", self.out + ".events", "-q"]
             if mode.endswith(NOSCHED):
                 argv.append("--no-sched")
+            if mode.endswith(KVM):
+                argv.append("--kvm-exits")
         elif k.startswith("perf"):
             ev = ",".join(names)
             if k == "perf-group":

@@ -60,6 +60,31 @@ static const struct vp_named vp_symbols[] = {
 	{ "dummy", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY },
 };
 
+/*
+ * The tracepoint behind kvm-hypercalls: each architecture traces its
+ * hypercall exits under its own name; elsewhere there is none (an absent
+ * tracepoint: the event counts nothing and says so).
+ */
+#if defined(__aarch64__)
+#define VP_KVM_HYPERCALL_TP	"kvm_hvc_arm64"
+#elif defined(__x86_64__) || defined(__i386__)
+#define VP_KVM_HYPERCALL_TP	"kvm_hypercall"
+#else
+#define VP_KVM_HYPERCALL_TP	""
+#endif
+
+/* The named KVM events of VP_KVM_EVENTS and their tracepoints (kvm:NAME). */
+static const struct {
+	const char *name;
+	const char *tp;
+} vp_kvm_events[] = {
+	{ "kvm-exits", "kvm_exit" },
+	{ "kvm-userspace-exits", "kvm_userspace_exit" },
+	{ "kvm-mmio", "kvm_mmio" },
+	{ "kvm-halts", "kvm_vcpu_wakeup" },
+	{ "kvm-hypercalls", VP_KVM_HYPERCALL_TP },
+};
+
 /* Hardware-cache names: first entry of each row is perf's own spelling. */
 #define VP_MAX_ALIASES	5
 
@@ -377,14 +402,41 @@ static bool vp_type_config(const char *s, size_t len, __u32 *type,
 #define VP_OTHER_FORM	1
 
 /* NAME[:MODS]: a perf event name (symbolic, cache or raw). */
+/*
+ * A named KVM event: the tracepoint kvm:NAME it stands for, resolved by
+ * the module, optional (a kernel without it counts nothing and says so).
+ */
+static bool vp_kvm_event(const char *s, size_t len, struct vp_event_spec *ev)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(vp_kvm_events); i++) {
+		if (vp_equal(s, len, vp_kvm_events[i].name)) {
+			ev->tracepoint = true;
+			ev->optional = true;
+			ev->desc.type = PERF_TYPE_TRACEPOINT;
+			snprintf(ev->tp_system, sizeof(ev->tp_system), "kvm");
+			snprintf(ev->tp_event, sizeof(ev->tp_event), "%s",
+				 vp_kvm_events[i].tp);
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool vp_named(const char *s, size_t len, struct vp_event_spec *ev)
+{
+	return vp_symbol(s, len, &ev->desc.type, &ev->desc.config) ||
+	       vp_kvm_event(s, len, ev);
+}
+
 static int vp_parse_named(const char *s, size_t len, const char *colon,
 			  struct vp_event_spec *ev, __u32 *mods,
 			  char *err, size_t errlen)
 {
 	if (!colon)
-		return vp_symbol(s, len, &ev->desc.type, &ev->desc.config) ?
-		       0 : VP_OTHER_FORM;
-	if (!vp_symbol(s, colon - s, &ev->desc.type, &ev->desc.config))
+		return vp_named(s, len, ev) ? 0 : VP_OTHER_FORM;
+	if (!vp_named(s, colon - s, ev))
 		return VP_OTHER_FORM;
 	if (vp_parse_mods(colon + 1, len - (colon - s) - 1, mods)) {
 		snprintf(err, errlen, "bad modifier in event '%s'",

@@ -39,13 +39,16 @@ enum vp_op {
  * struct vp_event_spec - one parsed event
  * @desc:	name, type, config and modifiers (type/config of a tracepoint
  *		are filled in by the module, which resolves it)
- * @tracepoint:	true when the event is SUBSYS:NAME
+ * @tracepoint:	true when the event is SUBSYS:NAME or a named KVM event
+ * @optional:	a named KVM event: a tracepoint this kernel lacks is no
+ *		error (see VCPUPERF_CONFIG_ABSENT)
  * @tp_system:	tracepoint subsystem
  * @tp_event:	tracepoint name
  */
 struct vp_event_spec {
 	struct vcpuperf_event_desc desc;
 	bool tracepoint;
+	bool optional;
 	char tp_system[VP_TP_LEN];
 	char tp_event[VP_TP_LEN];
 };
@@ -109,6 +112,15 @@ struct vp_cmd {
 
 /* The default event set, in sample order. */
 extern const char *const vp_default_events[VP_NR_DEFAULT_EVENTS];
+
+/*
+ * VP_KVM_EVENTS - KVM's per-vCPU events, named (vcpuperf-cat --kvm-exits):
+ * exits from the guest, returns to the VMM, MMIO accesses KVM traced,
+ * halts and hypercalls, each KVM's own tracepoint counted per thread
+ * (vp_kvm_events[] in vcpuperf_events.c maps them).
+ */
+#define VP_KVM_EVENTS \
+	"kvm-exits,kvm-userspace-exits,kvm-mmio,kvm-halts,kvm-hypercalls"
 
 int vp_parse_cmd(const char *buf, size_t len, struct vp_cmd *cmd,
 		 char *err, size_t errlen);

@@ -76,6 +76,8 @@ enum vcpuperf_cause vp_cause_from_errno(int err, __u32 type, __u32 mods)
 {
 	switch (vp_errno_abs(err)) {
 	case ENOENT:
+		if (type == PERF_TYPE_TRACEPOINT)
+			return VCPUPERF_CAUSE_NO_TRACEPOINT;
 		return VCPUPERF_CAUSE_NO_PMU;
 	case EOPNOTSUPP:
 	case ENOTSUPP:
@@ -116,6 +118,7 @@ static const char *const vp_cause_names[VCPUPERF_CAUSE_MAX] = {
 	[VCPUPERF_CAUSE_PINNED_NO_SLOT] = "pinned_no_slot",
 	[VCPUPERF_CAUSE_PMU_LACKS_EVENT] = "pmu_lacks_event",
 	[VCPUPERF_CAUSE_STARVED] = "starved",
+	[VCPUPERF_CAUSE_NO_TRACEPOINT] = "no_tracepoint",
 };
 
 static const char *const vp_cause_texts[VCPUPERF_CAUSE_MAX] = {
@@ -141,6 +144,8 @@ static const char *const vp_cause_texts[VCPUPERF_CAUSE_MAX] = {
 		"the PMU does not implement this event (its other events count: cycles does)",
 	[VCPUPERF_CAUSE_STARVED] =
 		"the thread's hardware events (of every collection) outnumber the PMU's counters and it never ran long enough for perf to rotate these in: perf rotates only at its timer tick (perf_event_mux_interval_ms) while the thread is on the CPU, and the counters created first hold the PMU whenever it is; count fewer hardware events on it, or pin these",
+	[VCPUPERF_CAUSE_NO_TRACEPOINT] =
+		"this kernel has no such tracepoint: kvm is not loaded (load it, or kvm_intel/kvm_amd, before the recording), or this architecture traces no such event",
 };
 
 /**

@@ -47,7 +47,9 @@ static int vp_resolve_tracepoint(struct vp_event_spec *ev, char *err,
  * @errlen:	size of @err
  *
  * Looks tracepoints up and drops modifiers that mean nothing for an
- * event's type (guest/host on software events).
+ * event's type (guest/host on software events).  A named KVM event whose
+ * tracepoint does not exist gets VCPUPERF_CONFIG_ABSENT: its counters
+ * are never created (vp_shared_get()) and are reported unavailable.
  *
  * Return: 0, or -ENOENT naming a tracepoint that does not exist.
  */
@@ -60,6 +62,11 @@ int vp_resolve_events(struct vp_event_spec *evs, u32 nr, char *err,
 	for (i = 0; i < nr; i++) {
 		if (evs[i].tracepoint) {
 			ret = vp_resolve_tracepoint(&evs[i], err, errlen);
+			/* A named KVM event counts nothing here, and says so. */
+			if (ret && evs[i].optional) {
+				evs[i].desc.config = VCPUPERF_CONFIG_ABSENT;
+				ret = 0;
+			}
 			if (ret)
 				return ret;
 		}

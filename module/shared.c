@@ -92,7 +92,8 @@ static u32 vp_shared_hash(struct task_struct *task, u32 type, u64 config)
  * Must be called from process context; sleeps.
  *
  * Return: the counter, or an ERR_PTR() of perf's errno when it could not
- * be created (nothing is shared then).
+ * be created (nothing is shared then); -ENOENT for a tracepoint this
+ * kernel does not have (VCPUPERF_CONFIG_ABSENT).
  */
 struct perf_event *vp_shared_get(const struct vcpuperf_event_desc *desc,
 				 struct task_struct *task, bool inherit,
@@ -104,6 +105,9 @@ struct perf_event *vp_shared_get(const struct vcpuperf_event_desc *desc,
 	struct vp_shared *sh;
 
 	might_sleep();
+	if (desc->type == PERF_TYPE_TRACEPOINT &&
+	    desc->config == VCPUPERF_CONFIG_ABSENT)
+		return ERR_PTR(-ENOENT);
 	mutex_lock(&vp_shared_lock);
 	hash_for_each_possible(vp_shared_table, sh, node, key) {
 		if (sh->task == task && sh->type == desc->type &&

@@ -24,8 +24,9 @@
 #
 # While developing, VP_BENCH_ONLY=64x8x10ms[,...] runs only those
 # configurations, VP_BENCH_COLLECTORS=none,vcpuperf-kick[,...] only those
-# collectors (and vcpuperf-MODE-nosched, vcpuperf-cat --no-sched, which
-# runs only when named), VP_BENCH_PASSES=N N passes per boot,
+# collectors (and vcpuperf-MODE-nosched and vcpuperf-MODE-kvm,
+# vcpuperf-cat --no-sched and --kvm-exits, which run only when named),
+# VP_BENCH_PASSES=N N passes per boot,
 # VP_BENCH_RUNS=N N boots; never for committed results.
 #
 # The bed (scripts/arm64-bed.sh, cached) is Debian's arm64 kernel at EL2

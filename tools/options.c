@@ -21,7 +21,7 @@ enum {
 	OPT_MONO_ORIGIN,
 	OPT_DEBUGFS, OPT_DEVICE, OPT_REPLAY, OPT_RECORD, OPT_HELP,
 	OPT_PER_VM, OPT_EMULATOR, OPT_TEXTFILE, OPT_ALL_QEMU, OPT_OUTPUT_DIR,
-	OPT_MATCH, OPT_SCAN_INTERVAL, OPT_NO_SCHED,
+	OPT_MATCH, OPT_SCAN_INTERVAL, OPT_NO_SCHED, OPT_KVM_EXITS,
 };
 
 /* getopt value of a mode option: VC_OPT_MOD | its VCPUPERF_MOD_* bit */
@@ -48,6 +48,7 @@ static const struct option vc_longopts[] = {
 	{ "per-vm", no_argument, NULL, OPT_PER_VM },
 	{ "emulator-threads", no_argument, NULL, OPT_EMULATOR },
 	{ "no-sched", no_argument, NULL, OPT_NO_SCHED },
+	{ "kvm-exits", no_argument, NULL, OPT_KVM_EXITS },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "output", required_argument, NULL, 'o' },
 	{ "events-out", required_argument, NULL, OPT_EVENTS_OUT },
@@ -124,6 +125,9 @@ static const char vc_usage_tail[] =
 "                      (role \"emulator\")\n"
 "  --no-sched          rows without the scheduler's figures (sched_*,\n"
 "                      cpu)\n"
+"  --kvm-exits         also count KVM's exits, returns to the VMM, MMIO,\n"
+"                      halts and hypercalls per vCPU (the events\n"
+"                      kvm-exits ... kvm-hypercalls after --events)\n"
 "  --duration DUR      stop after DUR, N[ms|s|m] (no unit: s); default:\n"
 "                      until SIGINT/SIGTERM\n"
 "\n"
@@ -393,6 +397,9 @@ static int vc_apply_option(struct vc_opts *o, int c, char *arg,
 	case OPT_NO_SCHED:
 		o->flags |= VCPUPERF_ATTACH_NO_SCHED;
 		return 0;
+	case OPT_KVM_EXITS:
+		o->kvm_exits = true;
+		return 0;
 	case 'q':
 		o->quiet = true;
 		return 0;
@@ -409,6 +416,50 @@ static int vc_apply_option(struct vc_opts *o, int c, char *arg,
 	default:
 		return vc_usage_error("unknown option '%s'", given);
 	}
+}
+
+/* Is @name (@len bytes) one of the comma-separated names of @list? */
+static bool vc_in_list(const char *list, const char *name, size_t len)
+{
+	const char *p = list;
+
+	while (*p) {
+		size_t n = strcspn(p, ",");
+
+		if (n == len && !strncasecmp(p, name, len))
+			return true;
+		p += n + (p[n] == ',');
+	}
+	return false;
+}
+
+/*
+ * --kvm-exits: the named KVM events (VP_KVM_EVENTS) after --events or the
+ * default set, but for those --events already names.
+ */
+static int vc_add_kvm_events(struct vc_opts *o)
+{
+	static char list[VCPUPERF_CMD_MAX + 1];
+	const char *kvm = VP_KVM_EVENTS;
+	size_t len;
+
+	if (!o->kvm_exits)
+		return 0;
+	len = (size_t)snprintf(list, sizeof(list), "%s",
+			       o->events ? o->events : VP_DEFAULT_EVENTS);
+	while (*kvm && len < sizeof(list)) {
+		size_t n = strcspn(kvm, ",");
+
+		if (!vc_in_list(list, kvm, n))
+			len += (size_t)snprintf(list + len, sizeof(list) - len,
+						",%.*s", (int)n, kvm);
+		kvm += n + (kvm[n] == ',');
+	}
+	if (len >= sizeof(list))
+		return vc_usage_error("--events with --kvm-exits: longer than "
+				      "%d bytes", VCPUPERF_CMD_MAX);
+	o->events = list;
+	return 0;
 }
 
 /**
@@ -436,7 +487,7 @@ int vc_parse_args(int argc, char **argv, struct vc_opts *o)
 	if (optind < argc)
 		return vc_usage_error("unexpected argument '%s'",
 				      argv[optind]);
-	return 0;
+	return vc_add_kvm_events(o);
 }
 
 /* Is @word a read mode of the read command? */
@@ -476,7 +527,8 @@ int vc_validate(const struct vc_opts *o, char *attach, size_t len,
 		ret = vp_parse_event_list(o->events, strlen(o->events), evs,
 					  &nr, err, sizeof(err));
 		if (ret)
-			return vc_usage_error("--events: %s", err);
+			return vc_usage_error("--events%s: %s", o->kvm_exits ?
+					      " with --kvm-exits" : "", err);
 	}
 	if (o->interval &&
 	    vp_parse_duration(o->interval, strlen(o->interval), interval_ns))
@@ -508,9 +560,9 @@ int vc_validate(const struct vc_opts *o, char *attach, size_t len,
 				      "its own file: no --events-out");
 	if (!o->kind && (o->events || o->interval || o->ring || o->read ||
 			 o->mods || (o->flags & VCPUPERF_ATTACH_NO_SCHED)))
-		return vc_usage_error("--events, --interval, --ring, --read, "
-				      "--no-sched and the mode options need "
-				      "--qemu, --pid or --tid");
+		return vc_usage_error("--events, --kvm-exits, --interval, "
+				      "--ring, --read, --no-sched and the mode "
+				      "options need --qemu, --pid or --tid");
 	if ((o->flags & VCPUPERF_ATTACH_PROCESS_TOTALS) &&
 	    o->kind != VCPUPERF_TARGET_QEMU && o->kind != VCPUPERF_TARGET_PID)
 		return vc_usage_error("--per-vm needs --qemu or --pid");

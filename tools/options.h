@@ -37,6 +37,7 @@
  * @output_dir:	--output-dir, or NULL
  * @match:	--match, or NULL
  * @scan_ns:	--scan-interval, 0 for the default
+ * @kvm_exits:	--kvm-exits (@events then has the named KVM events)
  */
 struct vc_opts {
 	enum vcpuperf_target_kind kind;
@@ -63,6 +64,7 @@ struct vc_opts {
 	const char *output_dir;
 	const char *match;
 	__u64 scan_ns;
+	bool kvm_exits;
 };
 
 int vc_parse_args(int argc, char **argv, struct vc_opts *o);

@@ -112,6 +112,16 @@ enum vcpuperf_target_kind {
  */
 #define VCPUPERF_MOD_NOT_APPLIED_SHIFT	8
 
+/*
+ * vcpuperf_event_desc.config of a named KVM event (kvm-exits ...) whose
+ * tracepoint this kernel does not have (kvm not loaded, or another
+ * architecture's): the event keeps its place in every sample, counts
+ * nothing, and each of its counters is reported unavailable with
+ * VCPUPERF_CAUSE_NO_TRACEPOINT.  A tracepoint named SUBSYS:NAME that does
+ * not exist is refused instead (-ENOENT).
+ */
+#define VCPUPERF_CONFIG_ABSENT		(~0ULL)
+
 /* Why a counter is not counting (vcpuperf_unavailable.cause). */
 enum vcpuperf_cause {
 	VCPUPERF_CAUSE_UNKNOWN = 0,
@@ -129,6 +139,9 @@ enum vcpuperf_cause {
 	VCPUPERF_CAUSE_STARVED,		/* no_counters: more events than PMU
 					 * counters, the thread never on long
 					 * enough for perf to rotate them in
+					 */
+	VCPUPERF_CAUSE_NO_TRACEPOINT,	/* ENOENT: a named KVM event whose
+					 * tracepoint this kernel lacks
 					 */
 	VCPUPERF_CAUSE_MAX,
 };

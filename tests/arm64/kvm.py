@@ -836,6 +836,34 @@ def wait_vcpu_threads(pid, n, timeout=120):
         time.sleep(0.05)
 
 
+def stopped_kvm_stats(pid, hold_s):
+    """Stop process @pid (SIGSTOP) until every thread of it is stopped,
+    read KVM's counters of its VM, hold it stopped @hold_s more seconds
+    and let it go on.  Returns (the counters, CLOCK_MONOTONIC ns when all
+    were stopped, ns when it went on)."""
+    os.kill(pid, signal.SIGSTOP)
+    deadline = time.time() + 30
+    while True:
+        states = []
+        for t in os.listdir("/proc/%d/task" % pid):
+            try:
+                with open("/proc/%d/task/%s/stat" % (pid, t)) as f:
+                    states.append(f.read().rsplit(")", 1)[1].split()[0])
+            except OSError:
+                pass
+        if states and all(st in "tT" for st in states):
+            break
+        check(time.time() < deadline, "pid %d not stopped: %s" %
+              (pid, states))
+        time.sleep(0.01)
+    t_stop = time.monotonic_ns()
+    got = kvm_stats(pid)
+    time.sleep(hold_s)
+    t_go = time.monotonic_ns()
+    os.kill(pid, signal.SIGCONT)
+    return got, t_stop, t_go
+
+
 @test
 def real_qemu_guest():
     """Debian's qemu-system-aarch64 -enable-kvm boots a Linux guest on the
@@ -846,7 +874,9 @@ def real_qemu_guest():
     user-mode instructions within 2% above the workload's, vCPU 1 without
     user code while vCPU 0 works and, in those rows, under 10% of vCPU 0's
     guest instructions, emulator threads apart, the per-VM total equal to
-    the vCPUs' sum."""
+    the vCPUs' sum; between two stops of the VM, --kvm-exits' exits,
+    hypercalls and halts equal KVM's own debugfs counters exactly, its
+    MMIO between one and two per MMIO exit (a read is traced twice)."""
     check(GUEST_DIR, "VP_GUEST_DIR not set (arm64-check.sh builds the guest)")
     with open(os.path.join(GUEST_DIR, "guest.json")) as f:
         work = json.load(f)["user_instructions"]
@@ -875,7 +905,8 @@ def real_qemu_guest():
         wait_vcpu_threads(qemu.pid, 2)
         c = Cat("lab1", "--qemu", str(qemu.pid), "--per-vm",
                 "--emulator-threads", "--interval", "100ms", "-q",
-                "--events", "instructions:G,instructions:Gu,cycles:G")
+                "--events", "instructions:G,instructions:Gu,cycles:G",
+                "--kvm-exits")
         rec = subprocess.Popen(
             ["bash", os.path.join(REPO, "contrib", "vcpuperf-record"),
              "lab1"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -885,6 +916,11 @@ def real_qemu_guest():
                                 VCPUPERF_ARGS="--interval 100ms --events "
                                               "instructions:G -q"))
         c.wait_started(2)
+        # KVM's own counters while the VM is stopped, twice: the exits
+        # of the rows between the two stops are theirs exactly.
+        stops = [stopped_kvm_stats(qemu.pid, 0.35)]
+        time.sleep(0.3)
+        stops.append(stopped_kvm_stats(qemu.pid, 0.35))
         rc = qemu.wait(timeout=600)
         check(rc == 0, "QEMU exited %d: %s" % (rc, qemu.stdout.read()))
         rrc = rec.wait(timeout=60)
@@ -945,6 +981,19 @@ def real_qemu_guest():
     vm = total([r for r in rows if r["role"] == "vm"], "instructions_guest")
     check(vm == sum(g.values()), "per-VM instructions:G %d, vCPUs %d" %
           (vm, sum(g.values())))
+    (d1, _, b1), (d2, a2, _) = stops
+    win = [r for r in rows if r["role"] == "vcpu" and r["dt_ns"] and
+           r["t_mono_ns"] > b1 and r["t_mono_ns"] - r["dt_ns"] < a2]
+    kvm = {k: d2[k] - d1[k] for k in KVM_STATS}
+    got = {k: sum(r[k] for r in win) for k in
+           ("kvm_exits", "kvm_hypercalls", "kvm_halts", "kvm_mmio")}
+    mmio = kvm["mmio_exit_user"] + kvm["mmio_exit_kernel"]
+    check(got["kvm_exits"] == kvm["exits"] and
+          got["kvm_hypercalls"] == kvm["hvc_exit_stat"] and
+          got["kvm_halts"] == kvm["wfi_exit_stat"] and
+          mmio <= got["kvm_mmio"] <= 2 * mmio and kvm["exits"] > 0,
+          "between two stops of the VM: rows %s, KVM's debugfs %s" %
+          (got, kvm))
     eps = os.listdir(episodes)
     check(len(eps) == 1, "episodes: %s" % eps)
     erows = [json.loads(x) for x in open(os.path.join(episodes, eps[0]))]
@@ -959,6 +1008,8 @@ def real_qemu_guest():
           (g[0], gu[0], work, 100.0 * (gu[0] - work) / work, g[1], gu[1],
            sum(idle), mine, 100.0 * sum(idle) / mine, max(idle), vm,
            len(emu), e0), flush=True)
+    print("  between two stops: rows %s; KVM's debugfs %s" % (got, kvm),
+          flush=True)
     unload()
 
 
@@ -1146,6 +1197,90 @@ def loop_exits(name, iters, cat_args):
     ph = v["phases"][0]
     rows = vcpu_rows(c.rows(), v["tid"]) if c else []
     return exits, rows, ph["end_ns"] - ph["start_ns"]
+
+
+# KVM's per-VM statistics in debugfs that --kvm-exits has a figure for.
+KVM_STATS = ("exits", "hvc_exit_stat", "wfi_exit_stat", "mmio_exit_user",
+             "mmio_exit_kernel")
+
+
+def kvm_stats(pid):
+    """KVM's own counters of the VM of process @pid (debugfs, summed over
+    its vCPUs), by the names of KVM_STATS."""
+    got = {}
+    for d in os.listdir(KVM_DEBUGFS):
+        if d.split("-")[0] != str(pid):
+            continue
+        for k in KVM_STATS:
+            with open(os.path.join(KVM_DEBUGFS, d, k)) as f:
+                got[k] = got.get(k, 0) + int(f.read().split()[0])
+    check(got, "no KVM debugfs directory for pid %d" % pid)
+    return got
+
+
+@test
+def kvm_exits_exact():
+    """--kvm-exits on a vCPU whose guest makes known numbers of
+    hypercalls, WFIs and MMIO stores, recorded from before its first
+    entry to after its last: per interval, the rows' kvm_hypercalls,
+    kvm_halts and kvm_mmio sum to the guest program's numbers and to
+    KVM's own debugfs counters (hvc_exit_stat, wfi_exit_stat,
+    mmio_exit_user), kvm_exits to KVM's exits, kvm_userspace_exits to the
+    VMM's returns from KVM_RUN; instructions:G beside them is the guest's
+    count; halted and looping rows have no hypercall."""
+    load()
+    hvcs = (3000, 1000)
+    phases = "hvc:%d,halt:40,loop:2000000,halt:40,hvc:%d,halt:40" % hvcs
+    vmm = Vmm("kvmexits", [phases], vcpus=1, hold=True, done_pipe=True)
+    c = None
+    try:
+        c = Cat("kvmexits", "--qemu", str(vmm.pid), "--events",
+                "instructions:G", "--kvm-exits", "--interval", "20ms", "-q")
+        c.wait_started(1)
+        before = kvm_stats(vmm.pid)
+        vmm.go()
+        vmm.wait_done()
+        after = kvm_stats(vmm.pid)
+        time.sleep(0.1)
+        rc = c.stop()
+        check(rc == 0, "vcpuperf-cat exit %d: %s" % (rc, c.stderr))
+        rep = vmm.end()
+    finally:
+        if c and c.proc.poll() is None:
+            c.stop()
+        vmm.kill()
+    kvm = {k: after[k] - before[k] for k in KVM_STATS}
+    v = rep["vcpus"][0]
+    rows = vcpu_rows(c.rows(), v["tid"])
+    got = {k: total(rows, k) for k in
+           ("kvm_exits", "kvm_userspace_exits", "kvm_mmio", "kvm_halts",
+            "kvm_hypercalls", "instructions_guest")}
+    nphases = len(v["phases"])
+    truth = {"kvm_hypercalls": sum(hvcs), "kvm_halts": 3,
+             "kvm_mmio": nphases + 1,
+             "kvm_userspace_exits": v["run_returns"],
+             "kvm_exits": kvm["exits"],
+             "instructions_guest": v["guest_instructions"]}
+    check(got == truth, "rows %s, truth %s (KVM's debugfs: %s)" %
+          (got, truth, kvm))
+    check(kvm["hvc_exit_stat"] == sum(hvcs) and kvm["wfi_exit_stat"] == 3
+          and kvm["mmio_exit_user"] == nphases + 1 and
+          v["mmio_exits"] == nphases + 1 and kvm["mmio_exit_kernel"] == 0,
+          "KVM's debugfs %s, the VMM's MMIO exits %d, %d phases" %
+          (kvm, v["mmio_exits"], nphases))
+    # No hypercall in a row wholly inside a halt or the loop.
+    for ph in v["phases"]:
+        if ph["kind"] in ("halt", "loop"):
+            inside = rows_within(rows, ph["start_ns"], ph["end_ns"], 5 * MS)
+            check(all(r["kvm_hypercalls"] == 0 for r in inside),
+                  "hypercalls in a %s phase: %s" %
+                  (ph["kind"], [r["kvm_hypercalls"] for r in inside]))
+    check(not c.events("perf_unavailable"), "unavailable: %s" %
+          c.events("perf_unavailable"))
+    print("  rows: %s; KVM's debugfs: %s; the VMM: %d MMIO exits, %d "
+          "returns from KVM_RUN" % (got, kvm, v["mmio_exits"],
+                                    v["run_returns"]), flush=True)
+    unload()
 
 
 @test

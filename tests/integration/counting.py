@@ -153,15 +153,34 @@ def agrees_with_perf_stat():
               "tid %d cs %d vs perf %d" % (tid, cs, p["context-switches"]))
 
 
+KVM_KEYS = ("kvm_exits", "kvm_userspace_exits", "kvm_mmio", "kvm_halts",
+            "kvm_hypercalls")
+
+
+def kvm_loaded(want):
+    """Load or unload kvm.ko so that its tracepoints exist as @want says;
+    False if this kernel cannot (kvm built in, or no module)."""
+    loaded = os.path.exists("/sys/module/kvm")
+    if loaded != want:
+        sh("modprobe %s kvm" % ("" if want else "-r"), check_rc=False)
+    return os.path.exists("/sys/module/kvm") == want
+
+
 @test
 def tracepoint_events():
     """sched:sched_switch counts like context-switches; a tracepoint that
-    does not exist is refused (ENOENT) before anything is attached."""
+    does not exist is refused (ENOENT) before anything is attached;
+    --kvm-exits without kvm loaded says, per thread and KVM event, that
+    the tracepoint is missing (perf_unavailable, no_tracepoint; null in
+    the rows) and counts the rest; with kvm loaded (no guest on this TCG
+    bed) its events count 0."""
     load()
+    unloaded = kvm_loaded(False)
     w = Workload("tp", "--threads", "1", "--wait-go", "--sleeps", "300",
                  "--hold-ms", "1000")
     c = Cat("tp", "--tid", str(w.tids[0]), "--events",
-            "sched:sched_switch,context-switches", "--interval", "100ms")
+            "sched:sched_switch,context-switches", "--kvm-exits",
+            "--interval", "100ms")
     run_workload(c, w, 1, settle=0)
     rows = c.rows()
     tp = sum(r["sched_sched_switch"] for r in rows)
@@ -170,6 +189,32 @@ def tracepoint_events():
     # already fired by the time the thread would block does not switch.
     check(cs >= 285 and within(tp, cs, 0.02, 3), "tracepoint %d vs cs %d" %
           (tp, cs))
+    if unloaded:
+        un = {e["counter"]: e for e in c.events("perf_unavailable")}
+        check(sorted(un) == sorted(k.replace("_", "-") for k in KVM_KEYS)
+              and all(e["reason"] == "no_tracepoint" and
+                      "kvm" in e["detail"] for e in un.values()),
+              "kvm not loaded: %s" % un)
+        check(all(r[k] is None for r in rows for k in KVM_KEYS),
+              "kvm not loaded: a KVM key not null")
+        print("  kvm not loaded: %d perf_unavailable no_tracepoint, the KVM "
+              "keys null in %d rows" % (len(un), len(rows)))
+    else:
+        print("  kvm cannot be unloaded here: its missing tracepoints "
+              "not checked")
+    if kvm_loaded(True):
+        c = Cat("tpkvm", "--tid", str(os.getpid()), "--events", "cs",
+                "--kvm-exits", "--interval", "100ms", "--duration", "500ms")
+        check(c.wait() == 0, "vcpuperf-cat: %s" % c.stderr)
+        rows = c.rows()
+        check(rows and not c.events("perf_unavailable") and
+              all(r[k] == 0 for r in rows for k in KVM_KEYS),
+              "kvm loaded, no guest: %s, %s" %
+              (c.events("perf_unavailable"), rows[-1:]))
+        print("  kvm loaded: the KVM keys 0 in %d rows" % len(rows))
+        kvm_loaded(False)
+    else:
+        print("  kvm cannot be loaded here: its tracepoints not counted")
     p = sh("%s --pid 1 --events nosuch:tracepoint --duration 1s" % CAT,
            check_rc=False)
     check(p.returncode != 0 and "nosuch:tracepoint" in p.stderr,

@@ -272,7 +272,10 @@ static void vpk_counter_restart(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, d.enabled, after.enabled);
 }
 
-/* A hardware event in a VM without a PMU: ENOENT, cause no_pmu_event. */
+/*
+ * A hardware event in a VM without a PMU: ENOENT, cause no_pmu_event; a
+ * named KVM event without its tracepoint: ENOENT, cause no_tracepoint.
+ */
 static void vpk_counter_no_pmu(struct kunit *test)
 {
 	struct vpk_ctx *ctx = test->priv;
@@ -281,6 +284,17 @@ static void vpk_counter_no_pmu(struct kunit *test)
 	struct vpk_worker *w;
 
 	w = vpk_worker_new(test, 0, 0, 0, true);
+	/* A named KVM event without its tracepoint: never made, says why. */
+	memset(&desc, 0, sizeof(desc));
+	strscpy(desc.name, "kvm-exits", sizeof(desc.name));
+	desc.type = PERF_TYPE_TRACEPOINT;
+	desc.config = VCPUPERF_CONFIG_ABSENT;
+	vp_counter_create(&ctx->counters[2], &desc, w->task);
+	KUNIT_EXPECT_NULL(test, ctx->counters[2].event);
+	KUNIT_EXPECT_EQ(test, ctx->counters[2].error, ENOENT);
+	KUNIT_EXPECT_EQ(test, vp_counter_cause(&ctx->counters[2], &desc),
+			VCPUPERF_CAUSE_NO_TRACEPOINT);
+
 	KUNIT_ASSERT_EQ(test, vpk_desc(test, "cycles", &desc), 0);
 	vp_counter_create(c, &desc, w->task);
 	if (c->event)

@@ -8,6 +8,7 @@
 #include <kunit/test.h>
 #include <linux/kernel.h>
 #include <linux/string.h>
+#include <linux/trace_events.h>
 #include <linux/xarray.h>
 
 #include "../../module/control.h"
@@ -657,6 +658,33 @@ static void vpk_parse_event_tracepoints(struct kunit *test)
 					     ctx->err, ERRLEN), 0);
 	KUNIT_EXPECT_TRUE(test, ev.tracepoint);
 	KUNIT_EXPECT_EQ(test, ev.desc.mods, VCPUPERF_MOD_USER);
+
+	/* The named KVM events: KVM's tracepoints, optional; any case. */
+	KUNIT_ASSERT_EQ(test, vp_parse_event("KVM-Exits:u", 11, &ev, ctx->err,
+					     ERRLEN), 0);
+	KUNIT_EXPECT_TRUE(test, ev.tracepoint);
+	KUNIT_EXPECT_TRUE(test, ev.optional);
+	KUNIT_EXPECT_EQ(test, ev.desc.type, (u32)PERF_TYPE_TRACEPOINT);
+	KUNIT_EXPECT_STREQ(test, ev.tp_system, "kvm");
+	KUNIT_EXPECT_STREQ(test, ev.tp_event, "kvm_exit");
+	KUNIT_EXPECT_EQ(test, ev.desc.mods, VCPUPERF_MOD_USER);
+	KUNIT_ASSERT_EQ(test, vp_parse_event("kvm-halts", 9, &ev, ctx->err,
+					     ERRLEN), 0);
+	KUNIT_EXPECT_STREQ(test, ev.tp_event, "kvm_vcpu_wakeup");
+	KUNIT_ASSERT_EQ(test, vp_parse_event("kvm-userspace-exits", 19, &ev,
+					     ctx->err, ERRLEN), 0);
+	KUNIT_EXPECT_STREQ(test, ev.tp_event, "kvm_userspace_exit");
+	KUNIT_ASSERT_EQ(test, vp_parse_event("kvm-hypercalls", 14, &ev,
+					     ctx->err, ERRLEN), 0);
+	KUNIT_EXPECT_STREQ(test, ev.tp_event,
+			   IS_ENABLED(CONFIG_ARM64) ? "kvm_hvc_arm64" :
+			   IS_ENABLED(CONFIG_X86) ? "kvm_hypercall" : "");
+	/* A tracepoint spelled out is not optional. */
+	KUNIT_ASSERT_EQ(test, vp_parse_event("kvm:kvm_exit", 12, &ev, ctx->err,
+					     ERRLEN), 0);
+	KUNIT_EXPECT_FALSE(test, ev.optional);
+	KUNIT_EXPECT_EQ(test, vp_parse_event("kvm-exit", 8, &ev, ctx->err,
+					     ERRLEN), -ENOENT);
 }
 
 /* vp_resolve_events(): real tracepoints resolve, G/H leave sw events. */
@@ -666,6 +694,7 @@ static void vpk_resolve_events(struct kunit *test)
 	struct vp_event_spec *evs;
 	static const char list[] =
 		"sched:sched_switch,task-clock:GD,cycles:G,sched:sched_wakeup:H";
+	struct trace_event_file *file;
 	u32 nr = 0;
 	int ret;
 
@@ -708,6 +737,30 @@ static void vpk_resolve_events(struct kunit *test)
 					     ctx->err, ERRLEN), 0);
 	KUNIT_EXPECT_EQ(test, vp_resolve_events(evs, 1, ctx->err, ERRLEN),
 			-ENOENT);
+
+	/*
+	 * A named KVM event whose tracepoint is missing is no error: it
+	 * stays, absent, beside the others (kvm-exits resolves or not,
+	 * as this kernel has kvm).
+	 */
+	KUNIT_ASSERT_EQ(test, vp_parse_event_list("kvm-exits,cs,kvm-mmio", 21,
+						  evs, &nr, ctx->err, ERRLEN),
+			0);
+	KUNIT_ASSERT_EQ(test, nr, 3U);
+	snprintf(evs[2].tp_event, sizeof(evs[2].tp_event), "kvm_nosuch");
+	KUNIT_ASSERT_EQ_MSG(test, vp_resolve_events(evs, nr, ctx->err, ERRLEN),
+			    0, "%s", ctx->err);
+	KUNIT_EXPECT_EQ(test, evs[2].desc.config, VCPUPERF_CONFIG_ABSENT);
+	KUNIT_EXPECT_EQ(test, evs[1].desc.type, (u32)PERF_TYPE_SOFTWARE);
+	file = trace_get_event_file(NULL, "kvm", "kvm_exit");
+	if (IS_ERR(file)) {
+		KUNIT_EXPECT_EQ(test, evs[0].desc.config,
+				VCPUPERF_CONFIG_ABSENT);
+	} else {
+		KUNIT_EXPECT_EQ(test, evs[0].desc.config,
+				(u64)file->event_call->event.type);
+		trace_put_event_file(file);
+	}
 }
 
 /* ------------------------------------------------------------------ */
@@ -842,6 +895,11 @@ static void vpk_cause_from_errno(struct kunit *test)
 			VCPUPERF_CAUSE_NO_MEMORY);
 	KUNIT_EXPECT_EQ(test, vp_cause_from_errno(EIO, 0, 0),
 			VCPUPERF_CAUSE_UNKNOWN);
+	KUNIT_EXPECT_EQ(test, vp_cause_from_errno(ENOENT, PERF_TYPE_TRACEPOINT,
+						  0),
+			VCPUPERF_CAUSE_NO_TRACEPOINT);
+	KUNIT_EXPECT_STREQ(test, vp_cause_name(VCPUPERF_CAUSE_NO_TRACEPOINT),
+			   "no_tracepoint");
 	KUNIT_EXPECT_STREQ(test, vp_errno_name(-ENOENT), "ENOENT");
 	KUNIT_EXPECT_STREQ(test, vp_errno_name(E2BIG), "E2BIG");
 }

@@ -53,6 +53,8 @@ VM_NAME_LEN, UUID_LEN = 128, 40
 KIND_TID, KIND_PID, KIND_QEMU = 1, 2, 3
 MOD_U, MOD_K, MOD_G, MOD_H, MOD_D = 1, 2, 4, 8, 16
 CAUSE_NO_PMU, CAUSE_NEVER_COUNTED, CAUSE_STARVED = 1, 9, 12
+CAUSE_NO_TRACEPOINT = 13
+TRACEPOINT, CONFIG_ABSENT = 2, (1 << 64) - 1
 MUX_MORE_EVENTS, MUX_PMU_SHARED, MUX_PROCESS_TOTALS = 1, 2, 3
 UNAVAILABLE_PROCESS = 1
 DETACH_EXITED, DETACH_STOP, DETACH_EXEC = 2, 3, 6
@@ -1368,6 +1370,53 @@ class TestCli(ToolCase):
                          ["perf_started", None, "perf_finished"])
         with open(rec, "rb") as f:
             self.assertEqual(f.read(), s.bytes())
+
+    def test_kvm_exits(self):
+        """--kvm-exits adds the named KVM events after --events (one it
+        names already is not added twice); their rows carry them under
+        kvm_* keys, null with perf_unavailable no_tracepoint for one
+        whose tracepoint the kernel lacks."""
+        kvm = ["kvm-exits", "kvm-userspace-exits", "KVM-mmio", "kvm-halts",
+               "kvm-hypercalls"]
+        events = [("cycles", HW, 0, HW_CYCLES)] + \
+            [(n, TRACEPOINT, 0, 40 + i) for i, n in enumerate(kvm[:4])] + \
+            [(kvm[4], TRACEPOINT, 0, CONFIG_ABSENT)]
+        s = Stream()
+        s.started(4242, events=events)
+        s.unavailable(4242, 5, kvm[4], 2, CAUSE_NO_TRACEPOINT)
+        s.sample(4242, [(5, 5, 5), (70, 5, 5), (3, 5, 5), (2, 5, 5),
+                        (1, 5, 5), (0, 0, 0)], mask=0b011111)
+        s.finished(4242, 1, 1)
+        d = self.fake_debugfs(s.bytes())
+        out = self.path("o.jsonl")
+        rc, _, err = self.run_tool("--tid", "4242", "--events",
+                                   "cycles,KVM-mmio", "--kvm-exits",
+                                   "--debugfs", d, "--device",
+                                   self.path("nodev"), "-o", out)
+        self.assertEqual(rc, 0, err)
+        with open(os.path.join(d, "control")) as f:
+            self.assertEqual(f.read(), "attach tid=4242 events=cycles,"
+                             "KVM-mmio,kvm-exits,kvm-userspace-exits,"
+                             "kvm-halts,kvm-hypercalls")
+        lines = load(out)
+        row = [l for l in lines if "event" not in l][0]
+        self.assertEqual([row[k] for k in ("kvm_exits", "kvm_userspace_exits",
+                                           "KVM_mmio", "kvm_halts",
+                                           "kvm_hypercalls")],
+                         [70, 3, 2, 1, None])
+        un = [l for l in lines if l.get("event") == "perf_unavailable"]
+        self.assertEqual([(u["counter"], u["reason"]) for u in un],
+                         [("kvm-hypercalls", "no_tracepoint")])
+        self.assertIn("kvm", un[0]["detail"])
+        for args, said in (
+                (["--no-attach", "--kvm-exits"], "--kvm-exits"),
+                (["--tid", "1", "--kvm-exits", "--events",
+                  "cycles,instructions,branches,task-clock,cs,faults,"
+                  "migrations,cpu-clock,minor-faults,major-faults,"
+                  "alignment-faults,emulation-faults"], "--kvm-exits")):
+            rc, _, err = self.run_tool(*args)
+            self.assertEqual(rc, 2, (args, err))
+            self.assertIn(said, err, args)
 
     def test_control_failure_reports_last_error(self):
         d = self.fake_debugfs(Stream().bytes())

@@ -12,7 +12,9 @@
  *
  *   loop:N   the guest counts down from N at EL1 (N >= 1): 2N + 6
  *   user:N   the same at EL0: the guest drops to user mode and comes back
- *            with a system call: 2N + 1 at EL0, 11 at EL1
+ *            with a system call: 2N + 1 at EL0, 13 at EL1
+ *   hvc:N    N hypercalls (HVC SMCCC_VERSION, answered by KVM without
+ *            an exit to this program): 4N + 11 at EL1
  *   halt:MS  the guest executes WFI: KVM blocks the vCPU thread (a halted
  *            vCPU) until the VMM wakes it with a signal MS ms later: 6
  *   pause:MS the vCPU thread sleeps MS ms in user space before it enters
@@ -24,7 +26,7 @@
  * report (--report, JSON) gives per vCPU its thread id, the guest
  * instructions of each phase and in all (EL1 and EL0 apart), each phase's
  * start and end (CLOCK_MONOTONIC, as vcpuperf's t_mono_ns) and the exits
- * seen.
+ * seen: MMIO exits, and every return of KVM_RUN (run_returns).
  *
  * Run with --help for the options.  arm64 only (KVM_ARM_VCPU_INIT).
  */
@@ -71,7 +73,7 @@
 /* How often a halted vCPU is signalled until it has woken. */
 #define WAKE_RETRY_NS	20000000LL
 
-enum phase_kind { PH_LOOP, PH_USER, PH_HALT, PH_PAUSE };
+enum phase_kind { PH_LOOP, PH_USER, PH_HALT, PH_PAUSE, PH_HVC };
 
 struct phase {
 	enum phase_kind kind;
@@ -90,6 +92,7 @@ struct vcpu {
 	int nphases;
 	struct phase phases[MAX_PHASES];
 	uint64_t mmio_exits;
+	uint64_t run_returns;		/* every return of KVM_RUN */
 	volatile int halted_phase;	/* index of the halt phase under way, -1 */
 	int64_t halt_since_ns;		/* when it began (for the waker) */
 	int finished;			/* atomic */
@@ -165,9 +168,10 @@ static void print_help(FILE *f)
 	      "  --phases SPEC   the phases of vCPU i (the i-th --phases; the last\n"
 	      "                  one given serves the vCPUs after it): a comma list\n"
 	      "                  of loop:N (2N+6 guest instructions at EL1), user:N\n"
-	      "                  (2N+1 at EL0 and 11 at EL1), halt:MS (WFI, woken\n"
-	      "                  by a signal after MS ms: 6 at EL1) and pause:MS\n"
-	      "                  (MS ms in user space, none)\n"
+	      "                  (2N+1 at EL0 and 13 at EL1), hvc:N (N hypercalls:\n"
+	      "                  4N+11 at EL1), halt:MS (WFI, woken by a signal\n"
+	      "                  after MS ms: 6 at EL1) and pause:MS (MS ms in\n"
+	      "                  user space, none)\n"
 	      "  --io-ms MS      an emulator thread 'IO iothread' that works MS ms\n"
 	      "                  of every 100 ms on the host (never in the guest)\n"
 	      "  --ready FILE    JSON {pid, tids, vcpus, emulator_tids} once named\n"
@@ -224,13 +228,17 @@ static void parse_phases(struct vcpu *v, const char *spec)
 		p = &v->phases[v->nphases++];
 		memset(p, 0, sizeof(*p));
 		p->arg = parse_u64(colon + 1, "phase count");
-		if (!strcmp(tok, "loop") || !strcmp(tok, "user")) {
+		if (!strcmp(tok, "loop") || !strcmp(tok, "user") ||
+		    !strcmp(tok, "hvc")) {
 			if (!p->arg || p->arg > UINT64_MAX / 4)
 				die("%s:%s: a loop runs 1 to 2^62 times", tok,
 				    colon + 1);
 			if (!strcmp(tok, "loop")) {
 				p->kind = PH_LOOP;
 				p->el1 = LOOP_EL1 + LOOP_PER_ITER * p->arg;
+			} else if (!strcmp(tok, "hvc")) {
+				p->kind = PH_HVC;
+				p->el1 = HVC_EL1 + HVC_PER_ITER * p->arg;
 			} else {
 				p->kind = PH_USER;
 				p->el1 = USER_EL1;
@@ -242,8 +250,8 @@ static void parse_phases(struct vcpu *v, const char *spec)
 		} else if (!strcmp(tok, "pause")) {
 			p->kind = PH_PAUSE;
 		} else {
-			die("unknown phase kind '%s' (loop, user, halt, pause)",
-			    tok);
+			die("unknown phase kind '%s' (loop, user, hvc, halt, "
+			    "pause)", tok);
 		}
 	}
 	free(copy);
@@ -430,7 +438,10 @@ static void vcpu_create(struct vcpu *v)
 static void vcpu_run_to_exit(struct vcpu *v, struct phase *p)
 {
 	for (;;) {
-		if (ioctl(v->fd, KVM_RUN, 0)) {
+		int r = ioctl(v->fd, KVM_RUN, 0);
+
+		v->run_returns++;
+		if (r) {
 			if (errno == EINTR || errno == EAGAIN) {
 				if (p)
 					p->intr_exits++;
@@ -543,8 +554,9 @@ static void *vcpu_thread(void *arg)
 			continue;
 		case PH_LOOP:
 		case PH_USER:
+		case PH_HVC:
 			mailbox(v->idx)[0] = p->kind == PH_LOOP ? GUEST_LOOP :
-				GUEST_USER;
+				p->kind == PH_USER ? GUEST_USER : GUEST_HVC;
 			mailbox(v->idx)[1] = p->arg;
 			break;
 		case PH_HALT:
@@ -631,7 +643,7 @@ static const char *kind_name(enum phase_kind k)
 {
 	static const char *const names[] = {
 		[PH_LOOP] = "loop", [PH_USER] = "user", [PH_HALT] = "halt",
-		[PH_PAUSE] = "pause",
+		[PH_PAUSE] = "pause", [PH_HVC] = "hvc",
 	};
 
 	return names[k];
@@ -663,9 +675,10 @@ static void write_report(bool complete)
 		fprintf(f, "%s\n {\"vcpu\": %d, \"tid\": %d, "
 			"\"guest_instructions\": %" PRIu64 ", "
 			"\"guest_el1\": %" PRIu64 ", \"guest_el0\": %" PRIu64
-			", \"mmio_exits\": %" PRIu64 ", \"finished\": %s, "
-			"\"phases\": [", i ? "," : "", i, v->tid, el1 + el0,
-			el1, el0, v->mmio_exits,
+			", \"mmio_exits\": %" PRIu64 ", \"run_returns\": %"
+			PRIu64 ", \"finished\": %s, \"phases\": [",
+			i ? "," : "", i, v->tid, el1 + el0, el1, el0,
+			v->mmio_exits, v->run_returns,
 			__atomic_load_n(&v->finished, __ATOMIC_ACQUIRE) ?
 			"true" : "false");
 		for (j = 0; j < v->nphases; j++) {

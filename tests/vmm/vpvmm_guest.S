@@ -19,19 +19,31 @@
  *          b    top                                                    1
  *   halt:  wfi                                                         1
  *          b    top                                                    1
- *   user:  adr  x3, el0                                                1
- *          mov  x4, #SPSR_EL0T   EL0t, interrupts masked               2
- *          msr  elr_el1, x3                                            3
- *          msr  spsr_el1, x4                                           4
- *          eret                                                        5
+ *   user:  cmp  x1, #GUEST_HVC                                         1
+ *          b.eq hvc                                                    2
+ *          adr  x3, el0                                                3
+ *          mov  x4, #SPSR_EL0T   EL0t, interrupts masked               4
+ *          msr  elr_el1, x3                                            5
+ *          msr  spsr_el1, x4                                           6
+ *          eret                                                        7
  *   el0:   subs x2, x2, #1       N times, at EL0                 EL0  2N
  *          b.ne el0
  *          svc  #0               to the EL1 vector               EL0   1
  *   vectors + 0x400 (synchronous exception from a lower EL):
  *          b    top                                                    1
+ *   hvc:   mov  x6, x0           the mailbox: HVC returns in x0-x3     1
+ *          mov  x7, x2                                                 2
+ *   hvc1:  movz w0, SMCCC_VERSION  N times: KVM answers in the kernel  4N
+ *          hvc  #0
+ *          subs x7, x7, #1
+ *          b.ne hvc1
+ *          mov  x0, x6                                                 3
+ *          b    top                                                    4
  *
  * So a loop phase retires 2N + 6 at EL1, a halt phase 6, a user phase
- * 2N + 1 at EL0 and 11 at EL1 (vpvmm_guest.h).  The WFI is counted:
+ * 2N + 1 at EL0 and 13 at EL1, a hypercall phase 4N + 11 at EL1
+ * (vpvmm_guest.h).  Each HVC is an exit to KVM, which answers
+ * SMCCC_VERSION itself and returns to the next instruction.  The WFI is counted:
  * trapped to KVM (HCR_EL2.TWI), hardware would not retire it, but QEMU's
  * instruction counter (-icount) has counted it when the trap is taken (the
  * exception is raised from the instruction's helper without rewinding the
@@ -43,6 +55,7 @@
 
 #define SPSR_EL0T	0x3c0	/* M = EL0t, D, A, I, F masked */
 #define VEC_LOWER_SYNC	0x400	/* synchronous, lower EL, AArch64 */
+#define SMCCC_VERSION	0x80000000	/* SMCCC_VERSION: answered by KVM */
 
 	.section .rodata
 	.balign	VBAR_ALIGN
@@ -59,7 +72,9 @@ loop:	subs	x2, x2, #1
 	b	top
 halt:	wfi
 	b	top
-user:	adr	x3, el0
+user:	cmp	x1, #GUEST_HVC
+	b.eq	hvc
+	adr	x3, el0
 	mov	x4, #SPSR_EL0T
 	msr	elr_el1, x3
 	msr	spsr_el1, x4
@@ -67,6 +82,14 @@ user:	adr	x3, el0
 el0:	subs	x2, x2, #1
 	b.ne	el0
 	svc	#0
+hvc:	mov	x6, x0
+	mov	x7, x2
+hvc1:	movz	w0, #(SMCCC_VERSION >> 16), lsl #16
+	hvc	#0
+	subs	x7, x7, #1
+	b.ne	hvc1
+	mov	x0, x6
+	b	top
 
 	.balign	VBAR_ALIGN
 	.globl	guest_vectors
