@@ -615,10 +615,11 @@ void vp_proc_sample(struct vp_coll *c, struct vp_group *g, u32 flags)
 		vp_count_add(&s->counts[i], &p->gone[i]);
 	counting |= p->gone_mask;
 	if (p->sched) {
-		/* Out of memory: the last figures again, until the next. */
-		vp_sched_proc_sample(p->sched, g->pid,
-				     (struct vcpuperf_sched *)
-				     &s->counts[g->nr_events]);
+		/* Out of memory: the last figures again, and said so. */
+		if (vp_sched_proc_sample(p->sched, g->pid,
+					 (struct vcpuperf_sched *)
+					 &s->counts[g->nr_events]))
+			flags |= VCPUPERF_SAMPLE_SCHED_STALE;
 		flags |= VCPUPERF_SAMPLE_SCHED;
 	}
 	s->pid = g->nr;

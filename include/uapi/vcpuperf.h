@@ -189,6 +189,10 @@ enum vcpuperf_detach_reason {
 #define VCPUPERF_SAMPLE_SCHED	(1U << 2)	/* a struct vcpuperf_sched
 						 * follows the counts
 						 */
+#define VCPUPERF_SAMPLE_SCHED_STALE (1U << 3)	/* process sample: out of
+						 * memory, its figures are
+						 * the last ones again
+						 */
 
 /* What struct vcpuperf_sched holds (its @valid). */
 #define VCPUPERF_SCHED_RUN	(1U << 0)	/* run_ns, voluntary,
@@ -611,7 +615,10 @@ struct vcpuperf_process {
  * @counting_mask: bit i set when event i is counted on some thread
  * @flags:	VCPUPERF_SAMPLE_FINAL on the last one; VCPUPERF_SAMPLE_SCHED
  *		when a struct vcpuperf_sched follows @counts: the figures
- *		of every thread of the process summed (vcpuperf(4))
+ *		of every thread of the process summed (vcpuperf(4)); with
+ *		VCPUPERF_SAMPLE_SCHED_STALE they could not be summed (no
+ *		memory for the process's thread list) and are the last
+ *		ones again: unknown for this interval
  * @threads:	threads counted for the process: those holding the
  *		process counters (present at attach; the threads created
  *		since count through them) and the vCPU threads counting

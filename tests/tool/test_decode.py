@@ -58,7 +58,7 @@ TRACEPOINT, CONFIG_ABSENT = 2, (1 << 64) - 1
 MUX_MORE_EVENTS, MUX_PMU_SHARED, MUX_PROCESS_TOTALS = 1, 2, 3
 UNAVAILABLE_PROCESS = 1
 DETACH_EXITED, DETACH_STOP, DETACH_EXEC = 2, 3, 6
-SAMPLE_FIRST, SAMPLE_FINAL, SAMPLE_SCHED = 1, 2, 4
+SAMPLE_FIRST, SAMPLE_FINAL, SAMPLE_SCHED, SAMPLE_SCHED_STALE = 1, 2, 4, 8
 SCHED_RUN, SCHED_INFO = 1, 2
 SCHED_FMT = "=QQQQQQII"     # struct vcpuperf_sched
 ATTACH_NO_SCHED = 4
@@ -573,6 +573,33 @@ class TestSched(ToolCase):
         fin = [e for e in self.ev("perf_finished") if e["scope"] == "thread"]
         self.assertIsNone(fin[0]["sched_wait_ns"])
         self.assertEqual(fin[0]["sched_run_ns"], 54_000)
+
+    def test_vm_sum_out_of_memory(self):
+        """A process sample whose figures the module could not sum (out of
+        memory: the last ones again, flagged): that per-VM row has every
+        figure null and a perf_sched_partial (no_memory) says why; the
+        next row's figures cover both intervals."""
+        valid = SCHED_RUN | SCHED_INFO
+        s = Stream()
+        s.process(events=SW_EVENTS)
+        s.process_sample([(1, 5, 5), (10, 5, 5)],
+                         sched=(5_000, 9_500, 4, 3, 1, 0, 0, valid))
+        s.process_sample([(1, 9, 9), (10, 9, 9)], flags=SAMPLE_SCHED_STALE,
+                         sched=(5_000, 9_500, 4, 3, 1, 0, 0, valid))
+        s.process_sample([(2, 12, 12), (30, 12, 12)], flags=SAMPLE_FINAL,
+                         sched=(75_000, 12_500, 12, 9, 3, 2, 0, valid))
+        self.assertEqual(self.replay(s), 0, self.err)
+        vm = [r for r in self.rows if r["tid"] is None]
+        self.assertEqual([[r[k] for k in SCHED_KEYS] for r in vm],
+                         [[5_000, 9_500, 4, 3, 1, 0], [None] * 6,
+                          [70_000, 3_000, 8, 6, 2, 2]])
+        part = self.ev("perf_sched_partial")
+        self.assertEqual([(e["scope"], e["pid"], e["cause"], e["missing"])
+                          for e in part],
+                         [("vm", 100, "no_memory", SCHED_KEYS)])
+        fin = [e for e in self.ev("perf_finished") if e["scope"] == "vm"]
+        self.assertEqual([fin[0][k] for k in SCHED_KEYS],
+                         [75_000, 12_500, 12, 9, 3, 2])
 
     def test_without_figures_no_keys(self):
         """Samples without them (attached no_sched): no sched key, null

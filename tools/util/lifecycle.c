@@ -477,6 +477,35 @@ void vc_write_sched_partial(const struct vc_jsonl *out, const struct vc_tid *t,
 }
 
 /**
+ * vc_write_vm_sched_stale() - write the perf_sched_partial line of a VM
+ * @out:	the JSONL sink
+ * @p:		the process
+ * @s:		its process sample whose figures could not be summed
+ *
+ * The module had no memory for the process's list of threads: the
+ * row's scheduler figures are null, and the next row's cover this
+ * interval too.  Each time it happens.
+ */
+void vc_write_vm_sched_stale(const struct vc_jsonl *out,
+			     const struct vc_proc *p,
+			     const struct vcpuperf_process_sample *s)
+{
+	struct json_writer *w = out->events;
+
+	vc_event_begin(out, "perf_sched_partial", &s->rec);
+	json_key_str(w, "scope", "vm");
+	json_key_u64(w, "pid", p->pid);
+	vc_key_opt_str(w, "vm", p->vm);
+	vc_key_opt_str(w, "uuid", p->uuid);
+	json_key(w, "missing");
+	json_put_lit(w, "[\"sched_run_ns\",\"sched_wait_ns\","
+		     "\"sched_timeslices\",\"sched_voluntary_switches\","
+		     "\"sched_involuntary_switches\",\"sched_migrations\"]");
+	json_key_str(w, "cause", "no_memory");
+	vc_event_end(out);
+}
+
+/**
  * vc_write_seq_gap() - write a perf_seq_gap line
  * @sink:	the JSONL sink
  * @rec:	the record that arrived at the gap

@@ -21,6 +21,9 @@ void vc_write_seq_gap(struct vc_sink *sink, const struct vcpuperf_rec *rec,
 		      __u64 expected, bool explained);
 void vc_write_sched_partial(const struct vc_jsonl *out, const struct vc_tid *t,
 			    const struct vcpuperf_sample *s);
+void vc_write_vm_sched_stale(const struct vc_jsonl *out,
+			     const struct vc_proc *p,
+			     const struct vcpuperf_process_sample *s);
 void vc_write_vm_finished(const struct vc_jsonl *out, const struct vc_proc *p,
 			  const struct vcpuperf_process_sample *s);
 void vc_write_attach_failed(const struct vc_jsonl *out, int pid,

@@ -632,30 +632,32 @@ static inline char *vc_p_event(char *p, const struct vc_row_keys *k,
 
 /*
  * The interval's scheduler figures (vc_sched_delta()): wait and
- * timeslices null where the kernel keeps none (no CONFIG_SCHED_INFO); the
- * CPU with @cpu (a thread's row: a process runs on many).
+ * timeslices null where the kernel keeps none (no CONFIG_SCHED_INFO),
+ * every one null in a per-VM row that could not sum them; the CPU with
+ * @cpu (a thread's row: a process runs on many).
  */
 static void vc_row_sched(struct json_writer *w, const struct vcpuperf_sched *d,
 			 bool cpu)
 {
 	bool info = d->valid & VCPUPERF_SCHED_INFO;
+	bool run = d->valid & VCPUPERF_SCHED_RUN;
 	char *p = json_cursor(w, VC_ROW_SCHED_MAX);
 
 	p = vc_p_key(p, VC_ROW_SCHED_RUN);
-	p = json_fmt_u64(p, d->run_ns);
+	p = json_p_opt_u64(p, run, d->run_ns);
 	p = vc_p_key(p, VC_ROW_SCHED_WAIT);
 	p = json_p_opt_u64(p, info, d->wait_ns);
 	p = vc_p_key(p, VC_ROW_SCHED_SLICES);
 	p = json_p_opt_u64(p, info, d->timeslices);
 	p = vc_p_key(p, VC_ROW_SCHED_VOLUNTARY);
-	p = json_fmt_u64(p, d->voluntary);
+	p = json_p_opt_u64(p, run, d->voluntary);
 	p = vc_p_key(p, VC_ROW_SCHED_INVOLUNTARY);
-	p = json_fmt_u64(p, d->involuntary);
+	p = json_p_opt_u64(p, run, d->involuntary);
 	p = vc_p_key(p, VC_ROW_SCHED_MIGRATIONS);
-	p = json_fmt_u64(p, d->migrations);
+	p = json_p_opt_u64(p, run, d->migrations);
 	if (cpu) {
 		p = vc_p_key(p, VC_ROW_CPU);
-		p = json_fmt_u64(p, d->cpu);
+		p = json_p_opt_u64(p, run, d->cpu);
 	}
 	json_cursor_end(w, p);
 }
@@ -822,6 +824,8 @@ void vc_write_vm_row(struct vc_sink *sink, const struct vc_proc *p,
 		vc_raw(w, p->ev, row->ps->nr_events, row->ps->counting_mask,
 		       row->ps->counts);
 	json_put_lit(w, "}\n");
+	if (row->sched && !row->sched->valid)
+		vc_write_vm_sched_stale(out, p, row->ps);
 	if (row->ps->flags & VCPUPERF_SAMPLE_FINAL)
 		vc_write_vm_finished(out, p, row->ps);
 }

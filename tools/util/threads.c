@@ -321,7 +321,9 @@ void vc_counts_delta(struct vcpuperf_count *prev,
  * @prev:	the last figures of the thread or process (since its
  *		attach), updated
  * @flags:	the sample's flags: without VCPUPERF_SAMPLE_SCHED it has
- *		none (attached no_sched)
+ *		none (attached no_sched); with VCPUPERF_SAMPLE_SCHED_STALE
+ *		they are unknown for this interval (@row->sched->valid 0,
+ *		@prev kept)
  * @after:	where its figures are, after its counts
  * @row:	its row: @row->sched set to the deltas, or NULL
  */
@@ -334,6 +336,12 @@ void vc_sched_delta(struct vc_sched *prev, __u32 flags, const void *after,
 	row->sched = NULL;
 	if (!(flags & VCPUPERF_SAMPLE_SCHED))
 		return;
+	if (flags & VCPUPERF_SAMPLE_SCHED_STALE) {
+		/* Not summed this time (valid 0): the next row's cover it. */
+		memset(d, 0, sizeof(*d));
+		row->sched = d;
+		return;
+	}
 	/* Since the attach: the first one is its own delta. */
 	d->run_ns = now->run_ns - p->run_ns;
 	d->wait_ns = now->wait_ns - p->wait_ns;
