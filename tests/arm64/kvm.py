@@ -1150,55 +1150,6 @@ TICK_MS = 4
 KVM_DEBUGFS = "/sys/kernel/debug/kvm"
 
 
-def vm_exits(pid):
-    """KVM's count of every exit of the VM of process @pid (debugfs, all
-    its vCPUs)."""
-    n = None
-    for d in os.listdir(KVM_DEBUGFS):
-        if d.split("-")[0] == str(pid):
-            with open(os.path.join(KVM_DEBUGFS, d, "exits")) as f:
-                n = (n or 0) + int(f.read().split()[0])
-    check(n is not None, "no KVM debugfs directory for pid %d" % pid)
-    return n
-
-
-def loop_exits(name, iters, cat_args):
-    """One vCPU runs a guest loop of @iters (2N + 6 instructions) on this
-    one CPU, recorded by vcpuperf-cat @cat_args (none: no collection).
-    Returns (KVM's exits of the VM during the loop, the vCPU's rows, the
-    loop's guest nanoseconds).  Nothing of the test wakes while the loop
-    runs: the end comes down a pipe, the VMM's and the tool's files are
-    on tmpfs (a write to the 9p share would be a virtio interrupt)."""
-    tmp = os.path.join("/tmp", name)
-    os.makedirs(tmp, exist_ok=True)
-    vmm = Vmm(name, ["loop:%d" % iters], vcpus=1, hold=True, outdir=tmp,
-              done_pipe=True)
-    c = None
-    try:
-        if cat_args:
-            c = Cat(name, "--qemu", str(vmm.pid), "-q", *cat_args,
-                    outdir=tmp)
-            c.wait_started(1)
-            # Two intervals of the collection's own pace before the loop.
-            time.sleep(0.25)
-        before = vm_exits(vmm.pid)
-        vmm.go()
-        vmm.wait_done()
-        exits = vm_exits(vmm.pid) - before
-        if c:
-            rc = c.stop()
-            check(rc == 0, "vcpuperf-cat exit %d: %s" % (rc, c.stderr))
-        rep = vmm.end()
-    finally:
-        if c and c.proc.poll() is None:
-            c.stop()
-        vmm.kill()
-    v = rep["vcpus"][0]
-    ph = v["phases"][0]
-    rows = vcpu_rows(c.rows(), v["tid"]) if c else []
-    return exits, rows, ph["end_ns"] - ph["start_ns"]
-
-
 # KVM's per-VM statistics in debugfs that --kvm-exits has a figure for.
 KVM_STATS = ("exits", "hvc_exit_stat", "wfi_exit_stat", "mmio_exit_user",
              "mmio_exit_kernel")
@@ -1218,6 +1169,51 @@ def kvm_stats(pid):
     return got
 
 
+def held_vmm_run(name, phases, cat_args):
+    """One vCPU runs @phases and is held at their end, recorded by
+    vcpuperf-cat @cat_args (none: no collection) from two of its
+    intervals before the vCPU's first entry to after its last.  Nothing of
+    the test wakes while the vCPU runs: the end comes down a pipe, the
+    VMM's and the tool's files are on tmpfs (a write to the 9p share would
+    be a virtio interrupt).  Returns (KVM's counters of the VM over the
+    run, the collection or None, the VMM's report)."""
+    tmp = os.path.join("/tmp", name)
+    os.makedirs(tmp, exist_ok=True)
+    vmm = Vmm(name, phases, vcpus=1, hold=True, outdir=tmp, done_pipe=True)
+    c = None
+    try:
+        if cat_args:
+            c = Cat(name, "--qemu", str(vmm.pid), "-q", *cat_args,
+                    outdir=tmp)
+            c.wait_started(1)
+            # Two intervals of the collection's own pace before the run.
+            time.sleep(0.25)
+        before = kvm_stats(vmm.pid)
+        vmm.go()
+        vmm.wait_done()
+        after = kvm_stats(vmm.pid)
+        if c:
+            rc = c.stop()
+            check(rc == 0, "vcpuperf-cat exit %d: %s" % (rc, c.stderr))
+        rep = vmm.end()
+    finally:
+        if c and c.proc.poll() is None:
+            c.stop()
+        vmm.kill()
+    return {k: after[k] - before[k] for k in KVM_STATS}, c, rep
+
+
+def loop_exits(name, iters, cat_args):
+    """One vCPU runs a guest loop of @iters (2N + 6 instructions) on this
+    one CPU (held_vmm_run()).  Returns (KVM's exits of the VM during the
+    loop, the vCPU's rows, the loop's guest nanoseconds)."""
+    kvm, c, rep = held_vmm_run(name, ["loop:%d" % iters], cat_args)
+    v = rep["vcpus"][0]
+    ph = v["phases"][0]
+    rows = vcpu_rows(c.rows(), v["tid"]) if c else []
+    return kvm["exits"], rows, ph["end_ns"] - ph["start_ns"]
+
+
 @test
 def kvm_exits_exact():
     """--kvm-exits on a vCPU whose guest makes known numbers of
@@ -1231,25 +1227,9 @@ def kvm_exits_exact():
     load()
     hvcs = (3000, 1000)
     phases = "hvc:%d,halt:40,loop:2000000,halt:40,hvc:%d,halt:40" % hvcs
-    vmm = Vmm("kvmexits", [phases], vcpus=1, hold=True, done_pipe=True)
-    c = None
-    try:
-        c = Cat("kvmexits", "--qemu", str(vmm.pid), "--events",
-                "instructions:G", "--kvm-exits", "--interval", "20ms", "-q")
-        c.wait_started(1)
-        before = kvm_stats(vmm.pid)
-        vmm.go()
-        vmm.wait_done()
-        after = kvm_stats(vmm.pid)
-        time.sleep(0.1)
-        rc = c.stop()
-        check(rc == 0, "vcpuperf-cat exit %d: %s" % (rc, c.stderr))
-        rep = vmm.end()
-    finally:
-        if c and c.proc.poll() is None:
-            c.stop()
-        vmm.kill()
-    kvm = {k: after[k] - before[k] for k in KVM_STATS}
+    kvm, c, rep = held_vmm_run("kvmexits", [phases],
+                               ["--events", "instructions:G", "--kvm-exits",
+                                "--interval", "20ms"])
     v = rep["vcpus"][0]
     rows = vcpu_rows(c.rows(), v["tid"])
     got = {k: total(rows, k) for k in

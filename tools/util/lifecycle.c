@@ -476,6 +476,20 @@ void vc_write_sched_partial(const struct vc_jsonl *out, const struct vc_tid *t,
 	vc_event_end(out);
 }
 
+/* An event of a whole process: scope "vm", its pid, VM name and UUID. */
+static void vc_vm_event_begin(const struct vc_jsonl *out, const char *name,
+			      const struct vcpuperf_rec *rec,
+			      const struct vc_proc *p)
+{
+	struct json_writer *w = out->events;
+
+	vc_event_begin(out, name, rec);
+	json_key_str(w, "scope", "vm");
+	json_key_u64(w, "pid", p->pid);
+	vc_key_opt_str(w, "vm", p->vm);
+	vc_key_opt_str(w, "uuid", p->uuid);
+}
+
 /**
  * vc_write_vm_sched_stale() - write the perf_sched_partial line of a VM
  * @out:	the JSONL sink
@@ -492,11 +506,7 @@ void vc_write_vm_sched_stale(const struct vc_jsonl *out,
 {
 	struct json_writer *w = out->events;
 
-	vc_event_begin(out, "perf_sched_partial", &s->rec);
-	json_key_str(w, "scope", "vm");
-	json_key_u64(w, "pid", p->pid);
-	vc_key_opt_str(w, "vm", p->vm);
-	vc_key_opt_str(w, "uuid", p->uuid);
+	vc_vm_event_begin(out, "perf_sched_partial", &s->rec, p);
 	json_key(w, "missing");
 	json_put_lit(w, "[\"sched_run_ns\",\"sched_wait_ns\","
 		     "\"sched_timeslices\",\"sched_voluntary_switches\","
@@ -541,11 +551,7 @@ void vc_write_vm_finished(const struct vc_jsonl *out, const struct vc_proc *p,
 {
 	struct json_writer *w = out->events;
 
-	vc_event_begin(out, "perf_finished", &s->rec);
-	json_key_str(w, "scope", "vm");
-	json_key_u64(w, "pid", p->pid);
-	vc_key_opt_str(w, "vm", p->vm);
-	vc_key_opt_str(w, "uuid", p->uuid);
+	vc_vm_event_begin(out, "perf_finished", &s->rec, p);
 	json_key_u64(w, "threads", s->threads);
 	json_key_u64(w, "threads_exited", s->exited);
 	json_key_u64(w, "rows", p->rows);
