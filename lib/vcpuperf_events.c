@@ -401,7 +401,6 @@ static bool vp_type_config(const char *s, size_t len, __u32 *type,
 /* The form parsers below return this when the name is not of their form. */
 #define VP_OTHER_FORM	1
 
-/* NAME[:MODS]: a perf event name (symbolic, cache or raw). */
 /*
  * A named KVM event: the tracepoint kvm:NAME it stands for, resolved by
  * the module, optional (a kernel without it counts nothing and says so).
@@ -430,6 +429,7 @@ static bool vp_named(const char *s, size_t len, struct vp_event_spec *ev)
 	       vp_kvm_event(s, len, ev);
 }
 
+/* NAME[:MODS]: a perf event name (symbolic, cache, raw or KVM's). */
 static int vp_parse_named(const char *s, size_t len, const char *colon,
 			  struct vp_event_spec *ev, __u32 *mods,
 			  char *err, size_t errlen)
