@@ -414,7 +414,8 @@ static bool vp_kvm_event(const char *s, size_t len, struct vp_event_spec *ev)
 			ev->tracepoint = true;
 			ev->optional = true;
 			ev->desc.type = PERF_TYPE_TRACEPOINT;
-			snprintf(ev->tp_system, sizeof(ev->tp_system), "kvm");
+			snprintf(ev->tp_system, sizeof(ev->tp_system), "%s",
+				 VP_KVM_TRACE_SYSTEM);
 			snprintf(ev->tp_event, sizeof(ev->tp_event), "%s",
 				 vp_kvm_events[i].tp);
 			return true;

@@ -121,6 +121,8 @@ extern const char *const vp_default_events[VP_NR_DEFAULT_EVENTS];
  */
 #define VP_KVM_EVENTS \
 	"kvm-exits,kvm-userspace-exits,kvm-mmio,kvm-halts,kvm-hypercalls"
+/* The tracepoint subsystem of KVM's events (and of their counters). */
+#define VP_KVM_TRACE_SYSTEM	"kvm"
 
 int vp_parse_cmd(const char *buf, size_t len, struct vp_cmd *cmd,
 		 char *err, size_t errlen);

@@ -5,6 +5,7 @@
  * sample, finished and detached records, counters released).
  */
 #include <linux/cred.h>
+#include <linux/perf_event.h>
 #include <linux/pid.h>
 #include <linux/pid_namespace.h>
 #include <linux/rcupdate.h>
@@ -12,6 +13,8 @@
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/trace_events.h>
 
 #include "access.h"
 #include "counter.h"
@@ -143,6 +146,34 @@ static void vp_target_counters(struct vp_target *t)
 	up_read(&task->signal->exec_update_lock);
 }
 
+/*
+ * Whether @ctr can count only while its thread runs, so that a thread
+ * that has not run since its last read has that read's values.  Hardware
+ * and software counters do.  A tracepoint counter counts the tracepoint
+ * in its thread's own context, unless the tracepoint names another task
+ * to count for (__perf_task(): the scheduler's wake-up and sched_stat_*
+ * tracepoints, which count for the thread woken or waiting): none of
+ * KVM's does, and KVM's fire in the vCPU's own thread.  Other tracepoints
+ * are read every pass.  A counter that does not exist counts nothing.
+ */
+static bool vp_counter_idle_able(const struct vp_counter *ctr,
+				 const struct vcpuperf_event_desc *desc)
+{
+	if (!ctr->event)
+		return true;
+	if (desc->type == PERF_TYPE_TRACEPOINT) {
+#ifdef CONFIG_EVENT_TRACING
+		const struct trace_event_call *tp = ctr->event->tp_event;
+
+		return tp && tp->class && tp->class->system &&
+		       !strcmp(tp->class->system, VP_KVM_TRACE_SYSTEM);
+#else
+		return false;
+#endif
+	}
+	return vp_is_pmu_event(desc->type) || desc->type == PERF_TYPE_SOFTWARE;
+}
+
 /**
  * vp_target_start() - create the counters and begin sampling
  * @c:		the collection, lock held
@@ -159,12 +190,9 @@ void vp_target_start(struct vp_coll *c, struct vp_target *t)
 	lockdep_assert_held(&c->lock);
 	vp_target_counters(t);
 	t->idle_able = true;
-	for (i = 0; i < t->nr_events; i++) {
-		if (t->events[i].type == PERF_TYPE_TRACEPOINT ||
-		    !(vp_is_pmu_event(t->events[i].type) ||
-		      t->events[i].type == PERF_TYPE_SOFTWARE))
+	for (i = 0; i < t->nr_events; i++)
+		if (!vp_counter_idle_able(&t->counters[i], &t->events[i]))
 			t->idle_able = false;
-	}
 	t->idle_known = false;
 	t->runtime_at_start = READ_ONCE(t->task->se.sum_exec_runtime);
 	if (t->sr)

@@ -1176,7 +1176,9 @@ def held_vmm_run(name, phases, cat_args):
     the test wakes while the vCPU runs: the end comes down a pipe, the
     VMM's and the tool's files are on tmpfs (a write to the 9p share would
     be a virtio interrupt).  Returns (KVM's counters of the VM over the
-    run, the collection or None, the VMM's report)."""
+    run, the collection or None, the VMM's report); the collection's
+    .unchanged is its reads over the run that kept a thread's values
+    (unchanged_reads())."""
     tmp = os.path.join("/tmp", name)
     os.makedirs(tmp, exist_ok=True)
     vmm = Vmm(name, phases, vcpus=1, hold=True, outdir=tmp, done_pipe=True)
@@ -1189,10 +1191,12 @@ def held_vmm_run(name, phases, cat_args):
             # Two intervals of the collection's own pace before the run.
             time.sleep(0.25)
         before = kvm_stats(vmm.pid)
+        kept = unchanged_reads() if c else 0
         vmm.go()
         vmm.wait_done()
         after = kvm_stats(vmm.pid)
         if c:
+            c.unchanged = unchanged_reads() - kept
             rc = c.stop()
             check(rc == 0, "vcpuperf-cat exit %d: %s" % (rc, c.stderr))
         rep = vmm.end()
@@ -1223,10 +1227,12 @@ def kvm_exits_exact():
     KVM's own debugfs counters (hvc_exit_stat, wfi_exit_stat,
     mmio_exit_user), kvm_exits to KVM's exits, kvm_userspace_exits to the
     VMM's returns from KVM_RUN; instructions:G beside them is the guest's
-    count; halted and looping rows have no hypercall."""
+    count; halted and looping rows have no hypercall.  KVM's tracepoints
+    count only in the vCPU's own thread, so the halted vCPU is not read
+    (its values kept) and the rows are exact all the same."""
     load()
     hvcs = (3000, 1000)
-    phases = "hvc:%d,halt:40,loop:2000000,halt:40,hvc:%d,halt:40" % hvcs
+    phases = "hvc:%d,halt:60,loop:2000000,halt:60,hvc:%d,halt:60" % hvcs
     kvm, c, rep = held_vmm_run("kvmexits", [phases],
                                ["--events", "instructions:G", "--kvm-exits",
                                 "--interval", "20ms"])
@@ -1257,9 +1263,14 @@ def kvm_exits_exact():
                   (ph["kind"], [r["kvm_hypercalls"] for r in inside]))
     check(not c.events("perf_unavailable"), "unavailable: %s" %
           c.events("perf_unavailable"))
+    # Three halts of 60 ms at 20 ms: two or three grid points in each,
+    # the first read direct, the next ones kept.
+    check(c.unchanged >= 3, "%d reads kept the halted vCPU's values" %
+          c.unchanged)
     print("  rows: %s; KVM's debugfs: %s; the VMM: %d MMIO exits, %d "
-          "returns from KVM_RUN" % (got, kvm, v["mmio_exits"],
-                                    v["run_returns"]), flush=True)
+          "returns from KVM_RUN; %d reads kept the halted vCPU's values" %
+          (got, kvm, v["mmio_exits"], v["run_returns"], c.unchanged),
+          flush=True)
     unload()
 
 
