@@ -36,17 +36,28 @@
  * debugfs vp_testpmu/events lists every event created since load (or the
  * last "reset" written to it): its attributes as perf core passed them and
  * this PMU's own totals (adds, refused adds, count).
+ *
+ * Beside the PMU, a competitor of known kind for the tests of who took a
+ * thread's CPU: "CPU MS" written to debugfs vp_testpmu/burn starts a
+ * kernel thread, "vpt_burn/CPU", bound to CPU, that keeps it busy for MS
+ * ms of local_clock() (giving it up only where cond_resched() lets the
+ * scheduler), then sleeps until the next write or the unload.
  */
 #include <linux/atomic.h>
+#include <linux/cpumask.h>
 #include <linux/debugfs.h>
+#include <linux/kthread.h>
 #include <linux/list.h>
 #include <linux/module.h>
 #include <linux/perf_event.h>
 #include <linux/percpu.h>
 #include <linux/sched.h>
+#include <linux/mutex.h>
+#include <linux/sched/clock.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
+#include <linux/uaccess.h>
 
 #define VPT_NAME		"vp_testpmu"
 #define VPT_MAX_SLOTS		16
@@ -55,6 +66,10 @@
 #define VPT_NEVER		BIT_ULL(8)
 #define VPT_CONFIG_MASK		(VPT_RATE_MASK | VPT_NEVER)
 #define VPT_RESET_CMD		"reset"
+/* Longest write to the burn file: "CPU MS". */
+#define VPT_BURN_CMD_MAX	32
+/* Longest burn, ms. */
+#define VPT_BURN_MAX_MS		60000
 
 /* Rates of the generic hardware events, per ns on a slot. */
 #define VPT_RATE_CYCLES		3
@@ -358,6 +373,71 @@ static const struct file_operations vpt_events_fops = {
 	.release	= single_release,
 };
 
+/* The burning kernel thread, NULL when none; vpt_burn_lock. */
+static struct task_struct *vpt_burner;
+static DEFINE_MUTEX(vpt_burn_lock);
+
+static int vpt_burn_fn(void *data)
+{
+	u64 end = local_clock() + (unsigned long)data * NSEC_PER_MSEC;
+
+	while (!kthread_should_stop() && local_clock() < end)
+		cond_resched();
+	/* Alive until stopped: kthread_stop() needs it. */
+	for (;;) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (kthread_should_stop())
+			break;
+		schedule();
+	}
+	__set_current_state(TASK_RUNNING);
+	return 0;
+}
+
+static void vpt_burn_stop(void)
+{
+	lockdep_assert_held(&vpt_burn_lock);
+	if (vpt_burner)
+		kthread_stop(vpt_burner);
+	vpt_burner = NULL;
+}
+
+static ssize_t vpt_burn_write(struct file *file, const char __user *ubuf,
+			      size_t count, loff_t *ppos)
+{
+	char buf[VPT_BURN_CMD_MAX];
+	unsigned int cpu, ms;
+	struct task_struct *k;
+
+	if (count >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, count))
+		return -EFAULT;
+	buf[count] = '\0';
+	if (sscanf(buf, "%u %u", &cpu, &ms) != 2 || !ms ||
+	    ms > VPT_BURN_MAX_MS || cpu >= nr_cpu_ids || !cpu_online(cpu))
+		return -EINVAL;
+	mutex_lock(&vpt_burn_lock);
+	vpt_burn_stop();
+	k = kthread_create(vpt_burn_fn, (void *)(unsigned long)ms,
+			   "vpt_burn/%u", cpu);
+	if (IS_ERR(k)) {
+		mutex_unlock(&vpt_burn_lock);
+		return PTR_ERR(k);
+	}
+	kthread_bind(k, cpu);
+	vpt_burner = k;
+	wake_up_process(k);
+	mutex_unlock(&vpt_burn_lock);
+	return count;
+}
+
+static const struct file_operations vpt_burn_fops = {
+	.owner		= THIS_MODULE,
+	.write		= vpt_burn_write,
+	.llseek		= noop_llseek,
+};
+
 static int __init vpt_init(void)
 {
 	int ret;
@@ -371,6 +451,7 @@ static int __init vpt_init(void)
 		vpt_pmu.capabilities |= PERF_PMU_CAP_NO_EXCLUDE;
 	vpt_dir = debugfs_create_dir(VPT_NAME, NULL);
 	debugfs_create_file("events", 0600, vpt_dir, NULL, &vpt_events_fops);
+	debugfs_create_file("burn", 0200, vpt_dir, NULL, &vpt_burn_fops);
 	ret = perf_pmu_register(&vpt_pmu, VPT_NAME, -1);
 	if (ret)
 		goto err_debugfs;
@@ -391,11 +472,14 @@ static void __exit vpt_exit(void)
 	/* Events pin the module: none is left by now. */
 	perf_pmu_unregister(&vpt_pmu);
 	debugfs_remove_recursive(vpt_dir);
+	mutex_lock(&vpt_burn_lock);
+	vpt_burn_stop();
+	mutex_unlock(&vpt_burn_lock);
 	list_for_each_entry_safe(e, tmp, &vpt_events, node)
 		kfree(e);
 }
 
 module_init(vpt_init);
 module_exit(vpt_exit);
-MODULE_DESCRIPTION("vcpuperf test PMU: counter slots, rotation, never-scheduled and pinned-conflict events");
+MODULE_DESCRIPTION("vcpuperf test PMU: counter slots, rotation, never-scheduled and pinned-conflict events; a CPU-burning kernel thread");
 MODULE_LICENSE("GPL");

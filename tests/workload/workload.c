@@ -69,6 +69,7 @@ static const char *opt_report;
 static const char *opt_ready;
 static bool opt_wait_go;
 static bool opt_spawner;
+static long opt_iothread_ms;
 static long opt_spawn;
 static long opt_spawn_pages;
 static long opt_spawn_gap_us = 1000;
@@ -76,7 +77,7 @@ static long opt_fork_pages;
 static const char *opt_done;
 
 /* The spawner thread (--spawner): not a vCPU, named "worker". */
-static pthread_t spawner;
+static pthread_t spawner, iothread;
 static volatile pid_t spawner_tid;
 static long spawned;			/* threads it started and joined */
 
@@ -361,6 +362,27 @@ static void fork_child(void)
  * --spawn short-lived threads one after the other, --spawn-gap-us apart;
  * each lives far less than a sampling interval.
  */
+/*
+ * --iothread-ms: a thread of the process that is no vCPU, named like
+ * QEMU's iothread, burning its CPU time after go: a competitor of the
+ * same VM for the vCPUs' CPU.  Not waited for by the report.
+ */
+static void *iothread_main(void *arg)
+{
+	(void)arg;
+	pthread_setname_np(pthread_self(), "iothread");
+	pthread_mutex_lock(&lock);
+	named++;
+	pthread_cond_broadcast(&cond);
+	while (!go)
+		pthread_cond_wait(&cond, &lock);
+	pthread_mutex_unlock(&lock);
+	do_burn(opt_iothread_ms);
+	for (;;)
+		pause();
+	return NULL;
+}
+
 static void *spawner_main(void *arg)
 {
 	struct timespec gap = { opt_spawn_gap_us / 1000000,
@@ -589,6 +611,8 @@ static void usage(FILE *f)
 "                      {\"pid\": P, \"tids\": [...], \"vcpus\": [...]} to FILE\n"
 "                      (a line \"READY pid=P tids=a,b,c\" is always printed)\n"
 "  --wait-go           wait for SIGUSR1 before starting the work\n"
+"  --iothread-ms T     one more thread, named \"iothread\" (no vCPU), that\n"
+"                      burns T ms of its CPU time after go\n"
 "  --spawner           one more thread, named \"worker\" (no vCPU), that\n"
 "                      after go starts and joins short-lived threads\n"
 "  --spawn N           the spawner's threads, one after the other\n"
@@ -654,7 +678,7 @@ static void finish(bool complete, int sig)
 int main(int argc, char **argv)
 {
 	enum { O_NAMEFMT = 256, O_PAGES, O_SLEEPS, O_SLEEPUS, O_BURN, O_LATE,
-	       O_EXIT, O_HOLD, O_REPORT, O_READY, O_WAITGO, O_SPAWNER,
+	       O_EXIT, O_HOLD, O_REPORT, O_READY, O_WAITGO, O_SPAWNER, O_IOTHREAD,
 	       O_SPAWN, O_SPAWNPAGES, O_SPAWNGAP, O_DONE, O_FORKPAGES };
 	static const struct option lopts[] = {
 		{ "threads", required_argument, NULL, 't' },
@@ -670,6 +694,7 @@ int main(int argc, char **argv)
 		{ "ready", required_argument, NULL, O_READY },
 		{ "wait-go", no_argument, NULL, O_WAITGO },
 		{ "spawner", no_argument, NULL, O_SPAWNER },
+		{ "iothread-ms", required_argument, NULL, O_IOTHREAD },
 		{ "spawn", required_argument, NULL, O_SPAWN },
 		{ "spawn-pages", required_argument, NULL, O_SPAWNPAGES },
 		{ "spawn-gap-us", required_argument, NULL, O_SPAWNGAP },
@@ -698,6 +723,7 @@ int main(int argc, char **argv)
 		case O_READY: opt_ready = optarg; break;
 		case O_WAITGO: opt_wait_go = true; break;
 		case O_SPAWNER: opt_spawner = true; break;
+		case O_IOTHREAD: opt_iothread_ms = parse_num("iothread-ms", optarg, 1, 1L << 30); break;
 		case O_SPAWN: opt_spawn = parse_num("spawn", optarg, 0, 1L << 20); break;
 		case O_SPAWNPAGES: opt_spawn_pages = parse_num("spawn-pages", optarg, 0, 1L << 20); break;
 		case O_SPAWNGAP: opt_spawn_gap_us = parse_num("spawn-gap-us", optarg, 0, 1L << 30); break;
@@ -746,9 +772,14 @@ int main(int argc, char **argv)
 		if (c)
 			die("pthread_create: %s", strerror(c));
 	}
+	if (opt_iothread_ms) {
+		c = pthread_create(&iothread, NULL, iothread_main, NULL);
+		if (c)
+			die("pthread_create: %s", strerror(c));
+	}
 
 	pthread_mutex_lock(&lock);
-	while (named < nstart + opt_spawner)
+	while (named < nstart + opt_spawner + (opt_iothread_ms > 0))
 		pthread_cond_wait(&cond, &lock);
 	pthread_mutex_unlock(&lock);
 	write_ready();
