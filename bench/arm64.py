@@ -154,11 +154,14 @@ COLLECTORS = ["none"] + ["vcpuperf-" + m for m in VP_MODES] + [
     "floor"]
 
 # Collectors run only when VP_BENCH_COLLECTORS names them: vcpuperf-cat
-# without the scheduler's figures (--no-sched), and with KVM's exits
-# (--kvm-exits), beside the default, for what each costs (issue 37).
+# without the scheduler's figures (--no-sched), with KVM's exits
+# (--kvm-exits) and with who took the CPU (--who), beside the default, for
+# what each costs (issue 37).
 NOSCHED = "-nosched"
 KVM = "-kvm"
-OPT_IN = ["vcpuperf-%s%s" % (m, v) for v in (NOSCHED, KVM) for m in VP_MODES]
+WHO = "-who"
+OPT_IN = ["vcpuperf-%s%s" % (m, v) for v in (NOSCHED, KVM, WHO)
+          for m in VP_MODES]
 
 problems = []
 
@@ -543,6 +546,8 @@ class Collector:
                 argv.append("--no-sched")
             if mode.endswith(KVM):
                 argv.append("--kvm-exits")
+            if mode.endswith(WHO):
+                argv.append("--who")
         elif k.startswith("perf"):
             ev = ",".join(names)
             if k == "perf-group":

@@ -210,6 +210,7 @@ static const struct {
 	{ "process_totals", VCPUPERF_ATTACH_PROCESS_TOTALS },
 	{ "all_threads", VCPUPERF_ATTACH_ALL_THREADS },
 	{ "no_sched", VCPUPERF_ATTACH_NO_SCHED },
+	{ "who", VCPUPERF_ATTACH_WHO },
 };
 
 /**

@@ -238,5 +238,6 @@ const char *vp_detach_name(__u32 reason);
 const char *vp_mux_cause_name(__u32 cause);
 const char *vp_kind_name(__u32 kind);
 const char *vp_read_mode_name(__u32 mode);
+const char *vp_who_kind_name(__u32 kind);
 
 #endif /* _VCPUPERF_LIB_H */

@@ -294,3 +294,29 @@ const char *vp_read_mode_name(__u32 mode)
 		return "unknown";
 	}
 }
+
+/**
+ * vp_who_kind_name() - name of what took a thread's CPU
+ * @kind:	enum vcpuperf_who_kind
+ *
+ * As the row keys sched_wait_NAME_ns and sched_preempted_NAME have it.
+ *
+ * Return: "same_vm", "other_vm", "kernel", "host", "idle" or "unknown".
+ */
+const char *vp_who_kind_name(__u32 kind)
+{
+	switch (kind) {
+	case VCPUPERF_WHO_SAME_VM:
+		return "same_vm";
+	case VCPUPERF_WHO_OTHER_VM:
+		return "other_vm";
+	case VCPUPERF_WHO_KERNEL:
+		return "kernel";
+	case VCPUPERF_WHO_HOST:
+		return "host";
+	case VCPUPERF_WHO_IDLE:
+		return "idle";
+	default:
+		return "unknown";
+	}
+}

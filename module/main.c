@@ -21,6 +21,7 @@
 #include "debugfs.h"
 #include "selfread.h"
 #include "vcpuperf.h"
+#include "who.h"
 
 #define VP_INTERVAL_MS_MAX	(VCPUPERF_INTERVAL_MAX_NS / NSEC_PER_MSEC)
 #define VP_PARAM_CMD_LEN	(VCPUPERF_CMD_MAX + 64)
@@ -206,6 +207,8 @@ static void __exit vcpuperf_exit(void)
 	vp_module_teardown(mod);
 	/* Threads' reads still queued run this module's code: wait. */
 	vp_selfread_drain();
+	/* Likewise the freeing of who took the threads' CPUs. */
+	vp_who_exit();
 	pr_info("unloaded\n");
 }
 

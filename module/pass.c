@@ -26,6 +26,7 @@
 #include "exec.h"
 #include "pass.h"
 #include "sample.h"
+#include "sched.h"
 #include "selfread.h"
 #include "target.h"
 #include "vcpuperf.h"
@@ -110,6 +111,7 @@ bool vp_read_start(struct vp_coll *c, struct vp_target *t, u64 pass,
 	}
 	t->self_pass = pass;
 	t->self_grid = c->pass_grid;
+	vp_sched_who_snap(t);
 	if (mode == VCPUPERF_READ_KICK)
 		c->reads.kicks++;
 	return true;

@@ -25,6 +25,7 @@
 #include "compat.h"
 #include "sched.h"
 #include "vcpuperf.h"
+#include "who.h"
 
 /**
  * vp_sched_read() - a thread's scheduler figures now, since it began
@@ -60,11 +61,38 @@ void vp_sched_read(struct task_struct *task, struct vcpuperf_sched *out)
 /**
  * vp_sched_start() - take a thread's figures as the base of its samples
  * @t:		the target, at its attach
+ *
+ * For a target attached who, also begins to keep who takes its CPU (the
+ * module's probes on the scheduler, who.c); when that cannot be done its
+ * samples say why (vcpuperf_who.cause).
  */
 void vp_sched_start(struct vp_target *t)
 {
+	struct vp_who *w;
+
 	vp_sched_read(t->task, &t->sched_base);
 	t->sched_last = t->sched_base;
+	if (!vp_target_who(t))
+		return;
+	w = vp_who_get(t->task);
+	if (IS_ERR(w)) {
+		t->who_err = PTR_ERR(w);
+		return;
+	}
+	t->who = w;
+	vp_who_read(w, &t->who_base);
+	t->who_last = t->who_base;
+}
+
+/**
+ * vp_sched_end() - stop keeping who takes a target's CPU
+ * @t:		the target, when it is freed
+ */
+void vp_sched_end(struct vp_target *t)
+{
+	if (t->who)
+		vp_who_put(t->who);
+	t->who = NULL;
 }
 
 /* @now - @base, never below @last - @base: each field is cumulative. */
@@ -96,29 +124,89 @@ static void vp_sched_since(const struct vcpuperf_sched *now,
 }
 
 /**
+ * vp_sched_who_snap() - keep a target's who figures for its self-read
+ * @t:		the target, asked to read itself now
+ *
+ * The thread reads its scheduler figures itself, a moment later; its
+ * sample takes these figures beside them (vp_sched_sample()), not those
+ * of when the sample is made, up to an interval later.
+ */
+void vp_sched_who_snap(struct vp_target *t)
+{
+	if (t->who)
+		vp_who_read(t->who, &t->who_snap);
+}
+
+/*
+ * @t's who figures since its attach in @out, none below the last: those
+ * of now, or @snap's (vp_sched_who_snap()).
+ */
+static u32 vp_who_sample(struct vp_target *t, struct vcpuperf_who *out,
+			 bool snap)
+{
+	struct vcpuperf_who now;
+	u32 i;
+
+	if (!t->who) {
+		memset(out, 0, sizeof(*out));
+		out->cause = vp_who_cause(t->who_err);
+		return VCPUPERF_SAMPLE_WHO;
+	}
+	if (snap)
+		now = t->who_snap;
+	else
+		vp_who_read(t->who, &now);
+	for (i = 0; i < VCPUPERF_WHO_NR; i++) {
+		out->wait_ns[i] = vp_sched_field(now.wait_ns[i],
+						 t->who_base.wait_ns[i],
+						 &t->who_last.wait_ns[i]);
+		out->preempted[i] = vp_sched_field(now.preempted[i],
+						   t->who_base.preempted[i],
+						   &t->who_last.preempted[i]);
+	}
+	for (i = 0; i < VCPUPERF_WHO_VMS; i++) {
+		out->vms[i].pid = now.vms[i].pid;
+		out->vms[i].reserved = 0;
+		out->vms[i].wait_ns = vp_sched_field(now.vms[i].wait_ns,
+						     t->who_base.vms[i].wait_ns,
+						     &t->who_last.vms[i].wait_ns);
+	}
+	out->valid = 1;
+	out->cause = 0;
+	return VCPUPERF_SAMPLE_WHO;
+}
+
+/**
  * vp_sched_sample() - put a thread's figures since its attach in its sample
  * @t:		the target, its collection's lock held
  * @now:	vp_sched_read() of its thread (by the thread itself), NULL
  *		to read them here
  * @s:		its sample, sized by vp_target_sample_size()
  *
+ * And who took its CPU, for a target attached who (with @now, as it was
+ * when the thread was asked to read itself).
+ *
  * Return: VCPUPERF_SAMPLE_SCHED to set in the sample's flags, 0 for a
- * target attached no_sched (nothing is read or written then).
+ * target attached no_sched (no scheduler figure is read or written
+ * then); with VCPUPERF_SAMPLE_WHO for a target attached who.
  */
 u32 vp_sched_sample(struct vp_target *t, const struct vcpuperf_sched *now,
 		    struct vcpuperf_sample *s)
 {
 	struct vcpuperf_sched here;
+	u32 flags = 0;
 
+	if (vp_target_who(t))
+		flags = vp_who_sample(t, vp_sample_who(s, t), !!now);
 	if (!vp_target_sched(t))
-		return 0;
+		return flags;
 	if (!now) {
 		vp_sched_read(t->task, &here);
 		now = &here;
 	}
 	vp_sched_since(now, &t->sched_base, &t->sched_last,
 		       vp_sample_sched(s, t->nr_events));
-	return VCPUPERF_SAMPLE_SCHED;
+	return flags | VCPUPERF_SAMPLE_SCHED;
 }
 
 /*

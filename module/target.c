@@ -31,6 +31,7 @@ static void vp_target_put(struct vp_target *t)
 {
 	if (t->sr)
 		vp_selfread_kill(t->sr);
+	vp_sched_end(t);
 	put_task_struct(t->task);
 	put_cred(t->cred);
 	put_pid_ns(t->ns);

@@ -88,6 +88,7 @@ struct pid_namespace;
 struct vp_coll;
 struct vp_proc;
 struct vp_selfread;
+struct vp_who;
 
 /**
  * struct vp_group - a process attached by pid= or qemu=
@@ -167,7 +168,8 @@ struct vp_group {
  *		(a vCPU thread of a process_totals group, which holds no
  *		inherited counter of that event: process.c)
  * @idle_able:	every event counts only while its thread runs (no
- *		tracepoint: those count for a thread woken by another)
+ *		tracepoint but KVM's: the others may count for a thread
+ *		woken by another)
  * @idle_known:	the last sample was a direct read of the thread off every
  *		CPU, its switch count then in @idle_csw (sample.c)
  * @idle_csw:	nvcsw + nivcsw at that read
@@ -178,6 +180,13 @@ struct vp_group {
  * @sched_base:	the thread's scheduler figures at its attach (sched.c)
  * @sched_last:	the last raw figures a sample gave: the least the next
  *		may give (sched.c)
+ * @who:	who took its CPU (who.c), NULL when not attached who or
+ *		when that could not be kept (@who_err)
+ * @who_err:	the error of vp_who_get(), 0 otherwise
+ * @who_base:	@who's figures at the attach
+ * @who_last:	the last figures a sample gave: the least the next may give
+ * @who_snap:	@who's figures when the thread was last asked to read
+ *		itself (sched.c)
  *
  * Every field is protected by the collection's vp_coll.lock.
  */
@@ -214,6 +223,11 @@ struct vp_target {
 	struct vcpuperf_sample *idle_rec;
 	struct vcpuperf_sched sched_base;
 	struct vcpuperf_sched sched_last;
+	struct vp_who *who;
+	int who_err;
+	struct vcpuperf_who who_base;
+	struct vcpuperf_who who_last;
+	struct vcpuperf_who who_snap;
 };
 
 /**

@@ -24,6 +24,8 @@
 #include "options.h"
 #include "output.h"
 #include "prom.h"
+#include "qemus.h"
+#include "rows.h"
 #include "tee.h"
 
 #define VC_RECORD_BUFSZ		(1024U * 1024U)	/* stdio buffer of --record */
@@ -290,6 +292,12 @@ static int vc_run(const struct vc_opts *o, const char *attach,
 		}
 	}
 	vc_jsonl_init(&jsonl, &w.rows, w.events, o->mono_origin, o->raw);
+	/*
+	 * Rows name the other VMs that took a vCPU's CPU (--who) from this
+	 * host's processes; a replayed stream's pids are another moment's.
+	 */
+	if (!o->replay)
+		vc_rows_set_vm_namer(vc_vm_name_of);
 	/* --all-qemu: each VM's records to its episode, the rest to -o. */
 	vc_episodes_init(&eps, o->output_dir, &jsonl, o->mono_origin, o->raw,
 			 prom);

@@ -22,6 +22,7 @@ enum {
 	OPT_DEBUGFS, OPT_DEVICE, OPT_REPLAY, OPT_RECORD, OPT_HELP,
 	OPT_PER_VM, OPT_EMULATOR, OPT_TEXTFILE, OPT_ALL_QEMU, OPT_OUTPUT_DIR,
 	OPT_MATCH, OPT_SCAN_INTERVAL, OPT_NO_SCHED, OPT_KVM_EXITS,
+	OPT_WHO,
 };
 
 /* getopt value of a mode option: VC_OPT_MOD | its VCPUPERF_MOD_* bit */
@@ -49,6 +50,7 @@ static const struct option vc_longopts[] = {
 	{ "emulator-threads", no_argument, NULL, OPT_EMULATOR },
 	{ "no-sched", no_argument, NULL, OPT_NO_SCHED },
 	{ "kvm-exits", no_argument, NULL, OPT_KVM_EXITS },
+	{ "who", no_argument, NULL, OPT_WHO },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "output", required_argument, NULL, 'o' },
 	{ "events-out", required_argument, NULL, OPT_EVENTS_OUT },
@@ -128,6 +130,10 @@ static const char vc_usage_tail[] =
 "  --kvm-exits         also count KVM's exits, returns to the VMM, MMIO,\n"
 "                      halts and hypercalls per vCPU (the events\n"
 "                      kvm-exits ... kvm-hypercalls after --events)\n"
+"  --who               also who took each thread's CPU while it waited:\n"
+"                      its wait and involuntary switches by what ran\n"
+"                      instead (same VM, other VM by name, kernel thread,\n"
+"                      host), kept by probes on the scheduler\n"
 "  --duration DUR      stop after DUR, N[ms|s|m] (no unit: s); default:\n"
 "                      until SIGINT/SIGTERM\n"
 "\n"
@@ -400,6 +406,9 @@ static int vc_apply_option(struct vc_opts *o, int c, char *arg,
 	case OPT_KVM_EXITS:
 		o->kvm_exits = true;
 		return 0;
+	case OPT_WHO:
+		o->flags |= VCPUPERF_ATTACH_WHO;
+		return 0;
 	case 'q':
 		o->quiet = true;
 		return 0;
@@ -559,10 +568,12 @@ int vc_validate(const struct vc_opts *o, char *attach, size_t len,
 		return vc_usage_error("--all-qemu writes each VM's events in "
 				      "its own file: no --events-out");
 	if (!o->kind && (o->events || o->interval || o->ring || o->read ||
-			 o->mods || (o->flags & VCPUPERF_ATTACH_NO_SCHED)))
+			 o->mods || (o->flags & (VCPUPERF_ATTACH_NO_SCHED |
+						      VCPUPERF_ATTACH_WHO))))
 		return vc_usage_error("--events, --kvm-exits, --interval, "
-				      "--ring, --read, --no-sched and the mode "
-				      "options need --qemu, --pid or --tid");
+				      "--ring, --read, --no-sched, --who and "
+				      "the mode options need --qemu, --pid or "
+				      "--tid");
 	if ((o->flags & VCPUPERF_ATTACH_PROCESS_TOTALS) &&
 	    o->kind != VCPUPERF_TARGET_QEMU && o->kind != VCPUPERF_TARGET_PID)
 		return vc_usage_error("--per-vm needs --qemu or --pid");

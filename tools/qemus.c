@@ -32,6 +32,8 @@
 /* Field of the start time in /proc/PID/stat, after the comm's ')'. */
 #define VC_STAT_STARTTIME	20
 #define VC_QEMUS_MIN	16
+/* Other VMs whose names vc_vm_name_of() keeps. */
+#define VC_VM_NAMES	64
 
 /**
  * vc_qemus_init() - no QEMU known yet
@@ -315,4 +317,49 @@ int vc_qemus_scan(struct vc_qemus *qs)
 	closedir(d);
 	vc_qemus_sweep(qs);
 	return vc_qemus_recheck(qs);
+}
+
+/* The names vc_vm_name_of() read, the oldest replaced when full. */
+static struct {
+	__u32 pid;
+	char vm[VCPUPERF_VM_NAME_LEN];
+} vc_vm_names[VC_VM_NAMES];
+static unsigned int vc_vm_names_next;
+
+/**
+ * vc_vm_name_of() - the VM name of a process, for sched_wait_vms
+ * @pid:	a process id the module named as another VM's
+ *
+ * Its -name from /proc/PID/cmdline, read once per process and kept (a
+ * VM's rows name the same few others again and again); NULL when it has
+ * none or is gone (the row then says qemu-PID, as the episode files do).
+ *
+ * Return: the name, valid until the next call, or NULL.
+ */
+const char *vc_vm_name_of(__u32 pid)
+{
+	char path[PATH_MAX], uuid[VCPUPERF_UUID_LEN];
+	unsigned int i;
+	char *args;
+	ssize_t n;
+
+	for (i = 0; i < VC_VM_NAMES; i++)
+		if (vc_vm_names[i].pid == pid)
+			return vc_vm_names[i].vm[0] ? vc_vm_names[i].vm : NULL;
+	args = malloc(VC_CMDLINE_MAX);
+	if (!args)
+		return NULL;
+	snprintf(path, sizeof(path), "/proc/%u/cmdline", pid);
+	n = vc_read_file(path, args, VC_CMDLINE_MAX);
+	/* Gone: not kept, the pid may come back as another VM. */
+	if (n <= 0) {
+		free(args);
+		return NULL;
+	}
+	i = vc_vm_names_next++ % VC_VM_NAMES;
+	vc_vm_names[i].pid = pid;
+	vp_qemu_identity(args, (size_t)n, vc_vm_names[i].vm,
+			 sizeof(vc_vm_names[i].vm), uuid, sizeof(uuid));
+	free(args);
+	return vc_vm_names[i].vm[0] ? vc_vm_names[i].vm : NULL;
 }

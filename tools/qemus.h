@@ -66,5 +66,6 @@ int vc_qemus_scan(struct vc_qemus *qs);
 void vc_qemus_exec(struct vc_qemus *qs, int pid);
 void vc_qemus_exit(struct vc_qemus *qs, int pid);
 int vc_qemus_recheck(struct vc_qemus *qs);
+const char *vc_vm_name_of(__u32 pid);
 
 #endif /* _VC_QEMUS_H */

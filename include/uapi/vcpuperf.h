@@ -90,7 +90,11 @@ enum vcpuperf_target_kind {
 							 * without struct
 							 * vcpuperf_sched
 							 */
-#define VCPUPERF_ATTACH_ALL		0x7U
+#define VCPUPERF_ATTACH_WHO		(1U << 3)	/* who: samples end
+							 * with struct
+							 * vcpuperf_who
+							 */
+#define VCPUPERF_ATTACH_ALL		0xfU
 
 /* VM identity from a QEMU command line (-name guest=NAME, -uuid UUID). */
 #define VCPUPERF_VM_NAME_LEN	128	/* NUL included; longer is cut */
@@ -141,7 +145,9 @@ enum vcpuperf_cause {
 					 * enough for perf to rotate them in
 					 */
 	VCPUPERF_CAUSE_NO_TRACEPOINT,	/* ENOENT: a named KVM event whose
-					 * tracepoint this kernel lacks
+					 * tracepoint this kernel lacks, or
+					 * a scheduler tracepoint the who
+					 * figures need
 					 */
 	VCPUPERF_CAUSE_MAX,
 };
@@ -192,6 +198,9 @@ enum vcpuperf_detach_reason {
 #define VCPUPERF_SAMPLE_SCHED_STALE (1U << 3)	/* process sample: out of
 						 * memory, its figures are
 						 * the last ones again
+						 */
+#define VCPUPERF_SAMPLE_WHO	(1U << 4)	/* a struct vcpuperf_who
+						 * ends the sample
 						 */
 
 /* What struct vcpuperf_sched holds (its @valid). */
@@ -328,6 +337,72 @@ struct vcpuperf_sched {
 	__u64 migrations;
 	__u32 cpu;
 	__u32 valid;
+};
+
+/**
+ * enum vcpuperf_who_kind - what ran on a thread's CPU while it waited
+ * @VCPUPERF_WHO_SAME_VM:	another thread of its own process (a vCPU, an
+ *				iothread, a vhost worker of the same VM)
+ * @VCPUPERF_WHO_OTHER_VM:	a vCPU thread of another process: a thread
+ *				named "CPU <n>/KVM" or "CPU <n>/TCG"
+ * @VCPUPERF_WHO_KERNEL:	a kernel thread
+ * @VCPUPERF_WHO_HOST:		any other thread
+ * @VCPUPERF_WHO_IDLE:		nothing: the CPU was idle, the wait is the
+ *				wake-up's own latency
+ * @VCPUPERF_WHO_NR:		number of kinds
+ */
+enum vcpuperf_who_kind {
+	VCPUPERF_WHO_SAME_VM = 0,
+	VCPUPERF_WHO_OTHER_VM,
+	VCPUPERF_WHO_KERNEL,
+	VCPUPERF_WHO_HOST,
+	VCPUPERF_WHO_IDLE,
+	VCPUPERF_WHO_NR,
+};
+
+/* Other VMs a struct vcpuperf_who names, the first ones met. */
+#define VCPUPERF_WHO_VMS	4
+
+/**
+ * struct vcpuperf_who_vm - the wait one other VM's vCPUs caused
+ * @pid:	that VM's process id (0: slot unused)
+ * @reserved:	zero
+ * @wait_ns:	time the thread waited while one of its vCPUs ran
+ */
+struct vcpuperf_who_vm {
+	__u32 pid;
+	__u32 reserved;
+	__u64 wait_ns;
+};
+
+/**
+ * struct vcpuperf_who - who took a thread's CPU while it waited for one
+ * @wait_ns:	time runnable but waiting for a CPU, by enum
+ *		vcpuperf_who_kind of what ran on that CPU meanwhile
+ * @preempted:	involuntary switches of the thread, by what ran next
+ * @vms:	the first VCPUPERF_WHO_VMS other VMs in
+ *		@wait_ns[VCPUPERF_WHO_OTHER_VM], each with its part of it;
+ *		the part of the others is only in that sum
+ * @valid:	1 when the figures are kept; 0 when not, @cause says why
+ *		(the others are zero then)
+ * @cause:	enum vcpuperf_cause when @valid is 0
+ *
+ * Cumulative since the thread's attach, read at the sample's
+ * @rec.t_mono_ns; ends a sample whose flags have VCPUPERF_SAMPLE_WHO
+ * (every sample of a thread attached with the attach word who), after
+ * its struct vcpuperf_sched if any.  Kept by probes on the scheduler's
+ * sched_switch, sched_wakeup and sched_migrate_task tracepoints while any
+ * thread is attached who: a wait begins when the thread is woken or
+ * preempted and ends when it is switched in, and each part of it is put
+ * to what was running on the CPU it waited for.  vcpuperf(4) says how it
+ * relates to sched_info.run_delay.
+ */
+struct vcpuperf_who {
+	__u64 wait_ns[VCPUPERF_WHO_NR];
+	__u64 preempted[VCPUPERF_WHO_NR];
+	struct vcpuperf_who_vm vms[VCPUPERF_WHO_VMS];
+	__u32 valid;
+	__u32 cause;
 };
 
 /**

@@ -59,6 +59,12 @@ MUX_MORE_EVENTS, MUX_PMU_SHARED, MUX_PROCESS_TOTALS = 1, 2, 3
 UNAVAILABLE_PROCESS = 1
 DETACH_EXITED, DETACH_STOP, DETACH_EXEC = 2, 3, 6
 SAMPLE_FIRST, SAMPLE_FINAL, SAMPLE_SCHED, SAMPLE_SCHED_STALE = 1, 2, 4, 8
+SAMPLE_WHO = 16
+WHO_FMT = "=" + "Q" * 10 + "IIQ" * 4 + "II"   # struct vcpuperf_who
+WHO_KINDS = ["same_vm", "other_vm", "kernel", "host", "idle"]
+WHO_KEYS = (["sched_wait_%s_ns" % k for k in WHO_KINDS] +
+            ["sched_preempted_%s" % k for k in WHO_KINDS if k != "idle"])
+CAUSE_NO_TRACEPOINT = 13
 SCHED_RUN, SCHED_INFO = 1, 2
 SCHED_FMT = "=QQQQQQII"     # struct vcpuperf_sched
 ATTACH_NO_SCHED = 4
@@ -134,9 +140,11 @@ class Stream:
 
     def sample(self, tid, counts, mask=None, pid=100, vcpu=0, flags=0,
                interval_ns=100_000_000, window=1234, exited=0, t=None,
-               nr=None, grid=None, sched=None):
+               nr=None, grid=None, sched=None, who=None):
         """sched: (run, wait, slices, vol, invol, migr, cpu, valid) since
-        the attach, after the counts (flag SAMPLE_SCHED)."""
+        the attach, after the counts (flag SAMPLE_SCHED); who: (wait by
+        kind x5, preempted by kind x5, [(pid, wait_ns)] up to 4, valid,
+        cause) after them (flag SAMPLE_WHO)."""
         if mask is None:
             mask = (1 << len(counts)) - 1
         if t is not None:
@@ -146,6 +154,8 @@ class Stream:
             grid = self.t - 5000
         if sched is not None:
             flags |= SAMPLE_SCHED
+        if who is not None:
+            flags |= SAMPLE_WHO
         body = struct.pack("=" + ID_FMT + "IIIIQQQ", pid, vcpu,
                            len(counts) if nr is None else nr, mask, exited,
                            flags, interval_ns, window, grid)
@@ -153,6 +163,12 @@ class Stream:
             body += struct.pack("=" + COUNT_FMT, *c)
         if sched is not None:
             body += struct.pack(SCHED_FMT, *sched)
+        if who is not None:
+            wait, pre, vms, valid, cause = who
+            vms = list(vms) + [(0, 0)] * (4 - len(vms))
+            body += struct.pack(WHO_FMT, *wait, *pre,
+                                *[x for pid_, ns in vms for x in
+                                  (pid_, 0, ns)], valid, cause)
         return self._put(SAMPLE, tid, body)
 
     def unavailable(self, tid, index, name, error, cause, pid=100, vcpu=0,
@@ -600,6 +616,68 @@ class TestSched(ToolCase):
         fin = [e for e in self.ev("perf_finished") if e["scope"] == "vm"]
         self.assertEqual([fin[0][k] for k in SCHED_KEYS],
                          [75_000, 12_500, 12, 9, 3, 2])
+
+    def test_who_took_the_cpu(self):
+        """Samples with who took the CPU (attached who): per row the
+        deltas by kind, the other VMs by slot (one that takes a free slot
+        later counts from 0), named qemu-PID in a replay (no /proc of
+        theirs); their totals in perf_finished; behind the scheduler's
+        figures or without them."""
+        valid = SCHED_RUN | SCHED_INFO
+        sched = (5_000, 9_500, 4, 3, 1, 0, 0, valid)
+        s = Stream()
+        s.started(7, events=SW_EVENTS, vcpu=0)
+        s.started(8, events=SW_EVENTS, vcpu=1)
+        s.sample(7, [(1, 5, 5), (10, 5, 5)], sched=sched,
+                 who=([10, 200, 30, 40, 5], [1, 2, 0, 3, 0],
+                      [(4242, 200)], 1, 0))
+        s.sample(7, [(2, 9, 9), (20, 9, 9)], sched=sched,
+                 who=([15, 700, 30, 90, 6], [1, 5, 0, 4, 0],
+                      [(4242, 450), (5151, 50)], 1, 0))
+        s.sample(8, [(1, 5, 5), (10, 5, 5)],
+                 who=([0, 0, 7, 0, 1], [0, 0, 1, 0, 0], [], 1, 0))
+        s.finished(7, 3, 3)
+        s.finished(8, 3, 3)
+        self.assertEqual(self.replay(s), 0, self.err)
+        r7 = [r for r in self.rows if r["tid"] == 7]
+        self.assertEqual([[r[k] for k in WHO_KEYS] for r in r7],
+                         [[10, 200, 30, 40, 5, 1, 2, 0, 3],
+                          [5, 500, 0, 50, 1, 0, 3, 0, 1]])
+        self.assertEqual([r["sched_wait_vms"] for r in r7],
+                         [{"qemu-4242": 200},
+                          {"qemu-4242": 250, "qemu-5151": 50}])
+        self.assertEqual(r7[0]["sched_wait_ns"], 9_500)
+        r8 = [r for r in self.rows if r["tid"] == 8]
+        self.assertNotIn("sched_wait_ns", r8[0])
+        self.assertEqual([r8[0][k] for k in WHO_KEYS],
+                         [0, 0, 7, 0, 1, 0, 0, 1, 0])
+        self.assertEqual(r8[0]["sched_wait_vms"], {})
+        fin = {e["tid"]: e for e in self.ev("perf_finished")}
+        self.assertEqual([fin[7][k] for k in WHO_KEYS],
+                         [15, 700, 30, 90, 6, 1, 5, 0, 4])
+        self.assertFalse(self.ev("perf_sched_partial"))
+
+    def test_who_not_kept(self):
+        """Who took the CPU that the module could not keep (valid 0, a
+        cause): every key null in each row, one perf_sched_partial naming
+        them and the cause, no totals."""
+        s = Stream()
+        s.started(7, events=SW_EVENTS, vcpu=0)
+        for _ in range(2):
+            s.sample(7, [(1, 5, 5), (10, 5, 5)],
+                     who=([0] * 5, [0] * 5, [], 0, CAUSE_NO_TRACEPOINT))
+        s.finished(7, 1, 1)
+        self.assertEqual(self.replay(s), 0, self.err)
+        for r in self.rows:
+            self.assertEqual([r[k] for k in WHO_KEYS + ["sched_wait_vms"]],
+                             [None] * (len(WHO_KEYS) + 1))
+        part = self.ev("perf_sched_partial")
+        self.assertEqual([(e["tid"], e["cause"], e["missing"])
+                          for e in part],
+                         [(7, "no_tracepoint",
+                           WHO_KEYS + ["sched_wait_vms"])])
+        fin = self.ev("perf_finished")[0]
+        self.assertNotIn("sched_wait_host_ns", fin)
 
     def test_without_figures_no_keys(self):
         """Samples without them (attached no_sched): no sched key, null

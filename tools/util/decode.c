@@ -104,6 +104,9 @@ static const char *vc_rec_layout_error(const struct vcpuperf_rec *rec)
 		if (((const struct vcpuperf_sample *)rec)->flags &
 		    VCPUPERF_SAMPLE_SCHED)
 			need += sizeof(struct vcpuperf_sched);
+		if (((const struct vcpuperf_sample *)rec)->flags &
+		    VCPUPERF_SAMPLE_WHO)
+			need += sizeof(struct vcpuperf_who);
 		break;
 	case VCPUPERF_REC_TASK_EXITED:
 		nr = ((const struct vcpuperf_task_exited *)rec)->nr_events;

@@ -367,6 +367,29 @@ static void vc_key_sched_totals(struct json_writer *w, const struct vc_sched *s)
 	json_opt_u64(w, s->have, s->last.migrations);
 }
 
+/*
+ * Who took the thread's CPU over the whole collection, under the keys of
+ * the rows they sum (--who; the other VMs' parts only in the rows).
+ */
+static void vc_key_who_totals(struct json_writer *w, const struct vc_who *s)
+{
+	char key[VC_WHO_KEY_MAX];
+	__u32 i;
+
+	for (i = 0; i < VCPUPERF_WHO_NR; i++) {
+		snprintf(key, sizeof(key), "sched_wait_%s_ns",
+			 vp_who_kind_name(i));
+		json_key_u64(w, key, s->last.wait_ns[i]);
+	}
+	for (i = 0; i < VCPUPERF_WHO_NR; i++) {
+		if (i == VCPUPERF_WHO_IDLE)
+			continue;
+		snprintf(key, sizeof(key), "sched_preempted_%s",
+			 vp_who_kind_name(i));
+		json_key_u64(w, key, s->last.preempted[i]);
+	}
+}
+
 static void vc_finished(const struct vc_jsonl *out, const struct vc_tid *t,
 			const struct vcpuperf_rec *rec, __u64 rows)
 {
@@ -381,6 +404,8 @@ static void vc_finished(const struct vc_jsonl *out, const struct vc_tid *t,
 			vc_key_totals(w, t->ev, t->nr_events, t->exist_mask,
 				      t->prev);
 			vc_key_sched_totals(w, &t->sched);
+			if (t->who.have)
+				vc_key_who_totals(w, &t->who);
 		}
 	} else {
 		json_key_str(w, "scope", "session");
@@ -473,6 +498,49 @@ void vc_write_sched_partial(const struct vc_jsonl *out, const struct vc_tid *t,
 	json_key(w, "missing");
 	json_put_lit(w, "[\"sched_wait_ns\",\"sched_timeslices\"]");
 	json_key_str(w, "cause", "no_sched_info");
+	vc_event_end(out);
+}
+
+/**
+ * vc_write_who_partial() - say a thread's rows cannot say who took its CPU
+ * @out:	the JSONL sink
+ * @t:		the thread
+ * @s:		its first sample
+ * @cause:	enum vcpuperf_cause: why the module could not keep them
+ *		(no_memory, no_tracepoint)
+ *
+ * Its rows have every sched_wait_KIND_ns, sched_preempted_KIND and
+ * sched_wait_vms null.  Once per thread.
+ */
+void vc_write_who_partial(const struct vc_jsonl *out, const struct vc_tid *t,
+			  const struct vcpuperf_sample *s, __u32 cause)
+{
+	struct json_writer *w = out->events;
+	char key[VC_WHO_KEY_MAX];
+	__u32 i;
+
+	vc_event_begin(out, "perf_sched_partial", &s->rec);
+	vc_event_id(out, &s->rec, &s->id, t);
+	json_key(w, "missing");
+	json_begin(w, '[');
+	for (i = 0; i < VCPUPERF_WHO_NR; i++) {
+		snprintf(key, sizeof(key), "sched_wait_%s_ns",
+			 vp_who_kind_name(i));
+		json_sep(w);
+		json_str(w, key);
+	}
+	for (i = 0; i < VCPUPERF_WHO_NR; i++) {
+		if (i == VCPUPERF_WHO_IDLE)
+			continue;
+		snprintf(key, sizeof(key), "sched_preempted_%s",
+			 vp_who_kind_name(i));
+		json_sep(w);
+		json_str(w, key);
+	}
+	json_sep(w);
+	json_str(w, "sched_wait_vms");
+	json_end(w, ']');
+	json_key_str(w, "cause", vp_cause_name(cause));
 	vc_event_end(out);
 }
 

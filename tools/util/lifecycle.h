@@ -19,6 +19,8 @@ void vc_write_lifecycle(struct vc_sink *sink, const struct vcpuperf_rec *rec,
 			const struct vc_tid *t, __u64 rows);
 void vc_write_seq_gap(struct vc_sink *sink, const struct vcpuperf_rec *rec,
 		      __u64 expected, bool explained);
+void vc_write_who_partial(const struct vc_jsonl *out, const struct vc_tid *t,
+			  const struct vcpuperf_sample *s, __u32 cause);
 void vc_write_sched_partial(const struct vc_jsonl *out, const struct vc_tid *t,
 			    const struct vcpuperf_sample *s);
 void vc_write_vm_sched_stale(const struct vc_jsonl *out,

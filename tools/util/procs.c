@@ -109,6 +109,8 @@ void vc_proc_sample(struct vc_proc *p,
 	vc_counts_delta(p->prev, s->counts, s->nr_events, s->counting_mask,
 			row);
 	vc_sched_delta(&p->sched, s->flags, &s->counts[s->nr_events], row);
+	/* Who took the CPU is a thread's alone. */
+	row->who = NULL;
 	row->have_dt = p->have_prev_t;
 	row->dt_ns = (__s64)(s->rec.t_mono_ns - p->prev_t_mono);
 	p->have_prev_t = true;

@@ -662,6 +662,112 @@ static void vc_row_sched(struct json_writer *w, const struct vcpuperf_sched *d,
 	json_cursor_end(w, p);
 }
 
+/* ,"sched_wait_vms": */
+#define VC_WHO_VMS_KEY_LEN	(sizeof(",\"sched_wait_vms\":") - 1)
+
+/* The other VMs' names in sched_wait_vms: NULL for "qemu-PID". */
+static const char *(*vc_vm_namer)(__u32 pid);
+
+/**
+ * vc_rows_set_vm_namer() - how sched_wait_vms names the other VMs
+ * @namer:	the VM name of a process id, or NULL when it has none (a
+ *		VM without -name, a process gone); NULL for none at all
+ *		(a stream decoded away from its host)
+ *
+ * A VM is named as its episode file is: its -name, else qemu-PID.
+ */
+void vc_rows_set_vm_namer(const char *(*namer)(__u32 pid))
+{
+	vc_vm_namer = namer;
+}
+
+/*
+ * The keys of who took the CPU, made once from the kinds' names (lib/):
+ * ,"sched_wait_KIND_ns": for each kind, ,"sched_preempted_KIND": for each
+ * but idle (the idle task takes no CPU from a runnable thread).
+ */
+static struct {
+	char text[VC_WHO_KEY_MAX];
+	size_t len;
+} vc_who_keys[2 * VCPUPERF_WHO_NR];
+static bool vc_who_keys_made;
+
+static void vc_who_make_keys(void)
+{
+	__u32 i;
+	int n;
+
+	for (i = 0; i < VCPUPERF_WHO_NR; i++) {
+		n = snprintf(vc_who_keys[i].text, VC_WHO_KEY_MAX,
+			     ",\"sched_wait_%s_ns\":", vp_who_kind_name(i));
+		vc_who_keys[i].len = (size_t)n;
+		n = snprintf(vc_who_keys[VCPUPERF_WHO_NR + i].text,
+			     VC_WHO_KEY_MAX, ",\"sched_preempted_%s\":",
+			     vp_who_kind_name(i));
+		vc_who_keys[VCPUPERF_WHO_NR + i].len = (size_t)n;
+	}
+	vc_who_keys_made = true;
+}
+
+/* Room for the figures of who took the CPU but the other VMs'. */
+#define VC_ROW_WHO_MAX	(2 * VCPUPERF_WHO_NR * (VC_WHO_KEY_MAX + \
+						VC_JSON_INT_MAX) + VC_KEY_LEN)
+
+/*
+ * Who took the thread's CPU in the interval (vc_who_delta()): its wait
+ * and its involuntary switches by what ran instead, and the other VMs'
+ * part of the wait by name (those with some in the interval); every one
+ * null when the module could not keep them.
+ */
+static void vc_row_who(struct json_writer *w, const struct vcpuperf_who *d)
+{
+	bool valid = d->valid, first = true;
+	char name[VCPUPERF_VM_NAME_LEN];
+	__u32 i;
+	char *p;
+
+	if (!vc_who_keys_made)
+		vc_who_make_keys();
+	p = json_cursor(w, VC_ROW_WHO_MAX);
+	for (i = 0; i < VCPUPERF_WHO_NR; i++) {
+		p = json_p_mem(p, vc_who_keys[i].text, vc_who_keys[i].len);
+		p = json_p_opt_u64(p, valid, d->wait_ns[i]);
+	}
+	for (i = 0; i < VCPUPERF_WHO_NR; i++) {
+		if (i == VCPUPERF_WHO_IDLE)
+			continue;
+		p = json_p_mem(p, vc_who_keys[VCPUPERF_WHO_NR + i].text,
+			       vc_who_keys[VCPUPERF_WHO_NR + i].len);
+		p = json_p_opt_u64(p, valid, d->preempted[i]);
+	}
+	p = json_p_mem(p, ",\"sched_wait_vms\":", VC_WHO_VMS_KEY_LEN);
+	json_cursor_end(w, p);
+	if (!valid) {
+		json_null(w);
+		return;
+	}
+	json_put_char(w, '{');
+	for (i = 0; i < VCPUPERF_WHO_VMS; i++) {
+		const char *vm;
+
+		if (!d->vms[i].pid || !d->vms[i].wait_ns)
+			continue;
+		vm = vc_vm_namer ? vc_vm_namer(d->vms[i].pid) : NULL;
+		if (vm)
+			snprintf(name, sizeof(name), "%s", vm);
+		else
+			snprintf(name, sizeof(name), "qemu-%u",
+				 d->vms[i].pid);
+		if (!first)
+			json_put_char(w, ',');
+		first = false;
+		json_str(w, name);
+		json_put_char(w, ':');
+		json_u64(w, d->vms[i].wait_ns);
+	}
+	json_put_char(w, '}');
+}
+
 /**
  * vc_write_row() - write the JSONL row of one sample
  * @sink:	the JSONL sink (its rows writer and options)
@@ -693,6 +799,8 @@ void vc_write_row(struct vc_sink *sink, const struct vc_tid *t,
 	json_cursor_end(w, p);
 	if (row->sched)
 		vc_row_sched(w, row->sched, true);
+	if (row->who)
+		vc_row_who(w, row->who);
 	if (t->not_applied)
 		vc_not_applied(w, t, k);
 	if (out->raw)
@@ -703,6 +811,8 @@ void vc_write_row(struct vc_sink *sink, const struct vc_tid *t,
 	if (row->sched && !(row->sched->valid & VCPUPERF_SCHED_INFO) &&
 	    t->rows == 1)
 		vc_write_sched_partial(out, t, row->s);
+	if (row->who && !row->who->valid && t->rows == 1)
+		vc_write_who_partial(out, t, row->s, row->who->cause);
 }
 
 /*

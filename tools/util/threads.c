@@ -202,6 +202,7 @@ static void vc_thread_reset(struct vc_tid *t, const struct vcpuperf_started *s)
 	t->have_prev_t = false;
 	t->prev_t_mono = 0;
 	memset(&t->sched, 0, sizeof(t->sched));
+	memset(&t->who, 0, sizeof(t->who));
 	t->rows = 0;
 	t->not_applied = 0;
 	for (i = 0; i < s->nr_events; i++) {
@@ -356,6 +357,49 @@ void vc_sched_delta(struct vc_sched *prev, __u32 flags, const void *after,
 	row->sched = d;
 }
 
+/*
+ * Who took the thread's CPU in the interval of @s (attached who): the
+ * deltas of its figures since the last sample.  An other VM keeps its slot
+ * for good (struct vcpuperf_who), so slot i of this sample against slot i
+ * of the last (0 where the slot was still free then).
+ */
+static void vc_who_delta(struct vc_who *prev, const struct vcpuperf_sample *s,
+			 struct vc_row *row)
+{
+	const struct vcpuperf_who *now, *p = &prev->last;
+	struct vcpuperf_who *d = &row->who_delta;
+	const unsigned char *at = (const void *)&s->counts[s->nr_events];
+	__u32 i;
+
+	row->who = NULL;
+	if (!(s->flags & VCPUPERF_SAMPLE_WHO))
+		return;
+	if (s->flags & VCPUPERF_SAMPLE_SCHED)
+		at += sizeof(struct vcpuperf_sched);
+	now = (const void *)at;
+	row->who = d;
+	if (!now->valid) {
+		memset(d, 0, sizeof(*d));
+		d->cause = now->cause;
+		return;
+	}
+	for (i = 0; i < VCPUPERF_WHO_NR; i++) {
+		d->wait_ns[i] = now->wait_ns[i] - p->wait_ns[i];
+		d->preempted[i] = now->preempted[i] - p->preempted[i];
+	}
+	for (i = 0; i < VCPUPERF_WHO_VMS; i++) {
+		d->vms[i].pid = now->vms[i].pid;
+		d->vms[i].reserved = 0;
+		d->vms[i].wait_ns = now->vms[i].wait_ns -
+				    (p->vms[i].pid == now->vms[i].pid ?
+				     p->vms[i].wait_ns : 0);
+	}
+	d->valid = 1;
+	d->cause = 0;
+	prev->last = *now;
+	prev->have = true;
+}
+
 /**
  * vc_thread_sample() - interpret a sample and advance the thread past it
  * @t:		the sampled thread, started, with as many events as @s
@@ -373,6 +417,7 @@ void vc_thread_sample(struct vc_tid *t, const struct vcpuperf_sample *s,
 			row);
 	t->exist_mask = s->counting_mask;
 	vc_sched_delta(&t->sched, s->flags, &s->counts[s->nr_events], row);
+	vc_who_delta(&t->who, s, row);
 	row->have_dt = t->have_prev_t;
 	row->dt_ns = (__s64)(s->rec.t_mono_ns - t->prev_t_mono);
 	t->have_prev_t = true;

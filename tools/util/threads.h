@@ -44,6 +44,19 @@ struct vc_sched {
 	struct vcpuperf_sched last;
 };
 
+/* Room for a key of who took the CPU: ,"sched_preempted_other_vm": */
+#define VC_WHO_KEY_MAX	40
+
+/**
+ * struct vc_who - who took a thread's CPU so far
+ * @have:	a sample carried them, kept
+ * @last:	the last figures, since its attach (its totals)
+ */
+struct vc_who {
+	bool have;
+	struct vcpuperf_who last;
+};
+
 /**
  * struct vc_tid - what the decoder knows about one sampled thread
  * @tid:	thread id
@@ -83,6 +96,7 @@ struct vc_tid {
 	bool have_prev_t;
 	__u64 prev_t_mono;
 	struct vc_sched sched;
+	struct vc_who who;
 	struct vc_ratios ratios;
 	__u64 rows;
 	__u32 not_applied;
@@ -109,6 +123,9 @@ struct vc_tid {
  * @sched:	the scheduler figures of the interval (deltas; @sched.cpu
  *		the CPU the thread last ran on), NULL when the sample has
  *		none; @sched.valid says which the kernel keeps
+ * @who:	who took the thread's CPU in the interval (deltas; the
+ *		other VMs' slots by pid), NULL when the sample does not say;
+ *		@who.valid 0 when the module could not keep it (@who.cause)
  */
 struct vc_row {
 	const struct vcpuperf_sample *s;
@@ -125,6 +142,8 @@ struct vc_row {
 	__s64 dt_ns;
 	const struct vcpuperf_sched *sched;
 	struct vcpuperf_sched sched_delta;
+	const struct vcpuperf_who *who;
+	struct vcpuperf_who who_delta;
 };
 
 /**
