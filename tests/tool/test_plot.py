@@ -181,6 +181,33 @@ class PlotCase(unittest.TestCase):
                          [r["sched_wait_ns"] / 1e6 for r in rows])
 
 
+class WhoCase(unittest.TestCase):
+    """Rows with who took the CPU (--who, written here by hand): the wait
+    behind other VMs, behind the host (processes and kernel threads
+    together) and behind the VM's own threads, in ms; a row whose split
+    was not kept (null) is a gap."""
+
+    def test_who_panels(self):
+        rows = []
+        for i in range(4):
+            keep = i != 2
+            rows.append({
+                "t_mono_ns": 1_000_000_000 + i * 100_000_000,
+                "dt_ns": 100_000_000, "tid": 30, "vcpu": 0,
+                "task_clock": 50_000_000,
+                "sched_wait_other_vm_ns": 3_000_000 * i if keep else None,
+                "sched_wait_host_ns": 1_000_000 if keep else None,
+                "sched_wait_kernel_ns": 500_000 if keep else None,
+                "sched_wait_same_vm_ns": 250_000 if keep else None})
+        data = plot_module().series(rows)[0]
+        self.assertEqual(data["sched_wait_other_vm"][:2], [0.0, 3.0])
+        self.assertEqual(data["sched_wait_host"][3], 1.5)
+        self.assertEqual(data["sched_wait_same_vm"][0], 0.25)
+        for k in ("sched_wait_other_vm", "sched_wait_host",
+                  "sched_wait_same_vm"):
+            self.assertTrue(math.isnan(data[k][2]), k)
+
+
 class GuestInstructionsCase(unittest.TestCase):
     """Rows with instructions:G and instructions:H (an arm64 lab host's
     episode, written here by hand): their panels and the summary's guest

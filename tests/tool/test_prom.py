@@ -92,6 +92,8 @@ def episode():
     # scheduler figures: run, wait, slices, vol, invol, migr (cumulative)
     sched = {tid: [0] * 6 for tid, _, _ in threads}
     psched = [0] * 6
+    # who took the CPU: wait by kind x5, preempted by kind x5, one other VM
+    who = {tid: [0] * 11 for tid, _, _ in threads}
     for i in range(INTERVALS):
         mark = len(s.data)
         for k, (tid, vcpu, _) in enumerate(threads):
@@ -109,9 +111,13 @@ def episode():
                                        5 + k, 3, 2 + i, k]):
                     sched[tid][f] += v
                     psched[f] += v + 7
+                for f in range(11):
+                    who[tid][f] += 1000 * (f + 1) + i * 100_000 + k
+            w = who[tid]
             s.sample(tid, [tuple(c) for c in cum[tid]], pid=4242,
                      vcpu=vcpu, mask=0b1111,
-                     sched=tuple(sched[tid]) + (vcpu % 2, 3))
+                     sched=tuple(sched[tid]) + (vcpu % 2, 3),
+                     who=(w[0:5], w[5:10], [(7777, w[1])], 1, 0))
         s.process_sample([tuple(c) for c in proc], pid=4242, mask=0b1111,
                          exited=0, sched=tuple(psched) + (0, 3))
         chunks.append(bytes(s.data[mark:]))
@@ -275,6 +281,19 @@ class PromCase(unittest.TestCase):
                 print("  %s{vcpu=%s}: Prometheus increase %s, JSONL total "
                       "%s" % (metric, vcpu, got, want))
                 self.assertAlmostEqual(got, want, places=6)
+        # Who took the CPU (--who): a series per kind and vCPU, the same.
+        rows = [r for r in self.rows
+                if r["tid"] is not None and r["vcpu"] == 0]
+        for metric, col, scale in (
+                ("vcpuperf_sched_wait_other_vm_seconds_total",
+                 "sched_wait_other_vm_ns", 1e-9),
+                ("vcpuperf_sched_preempted_host_total",
+                 "sched_preempted_host", 1)):
+            want = sum(r[col] for r in rows) * scale
+            got = self.increase(metric, '%s,vcpu="0"' % lab)
+            print("  %s{vcpu=0}: Prometheus increase %s, JSONL total %s" %
+                  (metric, got, want))
+            self.assertAlmostEqual(got, want, places=6)
         vm = [r for r in self.rows if r["tid"] is None]
         want = sum(r["sched_run_ns"] for r in vm) * 1e-9
         got = self.increase("vcpuperf_process_sched_run_seconds_total", lab)

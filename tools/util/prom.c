@@ -279,6 +279,38 @@ static void vc_prom_add_sched(struct vc_prom *pr, struct vc_series *key,
 	}
 }
 
+/*
+ * Who took a thread's CPU (--who), as series of the scheduler's kind: its
+ * wait by what ran instead (sched_wait_KIND, seconds) and its involuntary
+ * switches by what was switched in (sched_preempted_KIND).  None where
+ * the module could not keep them; the other VMs' parts only in the rows.
+ */
+static void vc_prom_add_who(struct vc_prom *pr, struct vc_series *key,
+			    const struct vcpuperf_who *d)
+{
+	struct vc_series *s;
+	__u32 i;
+
+	if (!d->valid)
+		return;
+	key->sched = true;
+	key->mode[0] = '\0';
+	for (i = 0; i < 2 * VCPUPERF_WHO_NR; i++) {
+		bool wait = i < VCPUPERF_WHO_NR;
+		__u32 kind = wait ? i : i - VCPUPERF_WHO_NR;
+
+		if (!wait && kind == VCPUPERF_WHO_IDLE)
+			continue;
+		snprintf(key->base, sizeof(key->base), "sched_%s_%s",
+			 wait ? "wait" : "preempted", vp_who_kind_name(kind));
+		key->seconds = wait;
+		s = vc_prom_series(pr, key);
+		if (s)
+			s->value += wait ? d->wait_ns[kind] :
+				    d->preempted[kind];
+	}
+}
+
 /* The labels every series of a process has. */
 static void vc_prom_identity(struct vc_series *key, const struct vc_proc *p)
 {
@@ -305,6 +337,8 @@ static void vc_prom_row(struct vc_sink *sink, const struct vc_tid *t,
 		    row);
 	if (row->sched)
 		vc_prom_add_sched(pr, &key, row->sched);
+	if (row->who)
+		vc_prom_add_who(pr, &key, row->who);
 }
 
 /* A process's totals (its process sample), added to their series. */
