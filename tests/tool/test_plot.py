@@ -207,6 +207,17 @@ class WhoCase(unittest.TestCase):
                   "sched_wait_same_vm"):
             self.assertTrue(math.isnan(data[k][2]), k)
 
+    def test_kvm_exits_panel(self):
+        """--kvm-exits rows: KVM's exits per interval, null a gap."""
+        rows = [{"t_mono_ns": 1_000_000_000 + i * 100_000_000,
+                 "dt_ns": 100_000_000, "tid": 30, "vcpu": 0,
+                 "task_clock": 50_000_000,
+                 "kvm_exits": None if i == 1 else 40 + i}
+                for i in range(3)]
+        data = plot_module().series(rows)[0]["kvm_exits"]
+        self.assertEqual([data[0], data[2]], [40.0, 42.0])
+        self.assertTrue(math.isnan(data[1]))
+
 
 class GuestInstructionsCase(unittest.TestCase):
     """Rows with instructions:G and instructions:H (an arm64 lab host's
