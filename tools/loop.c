@@ -50,6 +50,17 @@
 #define VC_PACE_SLACK_DIV	2
 #define VC_PACE_SLACK_MAX_NS	(20 * VP_NS_PER_MS)
 /*
+ * A paced wake reads the records of every pass since the last one, and
+ * comes at most every whole number of intervals that makes at least
+ * this long, on the multiples of it: at short intervals each wake's own
+ * cost (the switch of a guest's thread it preempts, the poll, the read,
+ * the flush) is shared by several passes, and every vcpuperf-cat of the
+ * host wakes at the same instants.  Only while the ring follows the
+ * stream, holding seconds of it (ringsize.c): a ring of --ring's size
+ * may hold less than the period's records, and is read every interval.
+ */
+#define VC_PACE_PERIOD_MIN_NS	(40 * VP_NS_PER_MS)
+/*
  * A host-wide recording's look for new QEMUs waits for the next paced
  * read unless that is more than this share of --scan-interval late.
  */
@@ -199,7 +210,8 @@ static enum vc_step vc_consume(struct vc_loop *l, const void *buf, size_t n,
 
 /*
  * While a collection samples, sleep on our own timer until the grid point
- * after the one whose records are due (see VC_PACE_LAG_MAX_NS) instead of
+ * after the one whose records are due (see VC_PACE_LAG_MAX_NS), the next
+ * multiple of the pace's period (VC_PACE_PERIOD_MIN_NS), instead of
  * waiting to be woken: a wake-up from the sampler costs a switch of a
  * thread that runs (a guest's, on a busy host) and across CPUs an
  * interrupt, which vcpuperf is there to save.  True when it slept; false
@@ -209,8 +221,8 @@ static enum vc_step vc_consume(struct vc_loop *l, const void *buf, size_t n,
 static bool vc_pace(struct vc_loop *l, __u64 now)
 {
 	struct vc_decoder *d = l->d;
+	__u64 due, lag, slack, period;
 	struct timespec ts;
-	__u64 due, lag, slack;
 
 	if (l->ctl < 0 || l->stopping || !d->grid_ns || !d->interval_ns ||
 	    l->paced_empty)
@@ -218,9 +230,14 @@ static bool vc_pace(struct vc_loop *l, __u64 now)
 	lag = d->interval_ns;
 	if (lag > VC_PACE_LAG_MAX_NS)
 		lag = VC_PACE_LAG_MAX_NS;
+	period = d->interval_ns;
+	if (l->ring.on)
+		period = (VC_PACE_PERIOD_MIN_NS + d->interval_ns - 1) /
+			 d->interval_ns * d->interval_ns;
 	due = d->grid_ns + d->interval_ns + lag;
+	due = (due + period - 1) / period * period;
 	while (due <= now)
-		due += d->interval_ns;
+		due += period;
 	if (l->deadline && due > l->deadline)
 		due = l->deadline;
 	if (l->host &&
