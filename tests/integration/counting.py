@@ -464,9 +464,11 @@ def who_took_the_cpu():
     nonvoluntary switches around the thread's work (the workload reads
     them itself), and the kernel's own run_delay and nivcsw in the same
     rows (read from the task, not by the probes).  The split sums to the
-    wait; the competitor's kind holds at least 80% of it and the most of
-    the switches; another VM is named by its -name; with no competitor
-    the thread waits next to nothing."""
+    wait; the competitor's kind holds the most of it (at least 80% on a
+    CPU of its own, 60% on a guest of one CPU) and of the switches;
+    another VM is named by its -name; with no competitor the thread
+    waits next to nothing (on a guest of two CPUs: on one the harness
+    competes)."""
     load()
     for kind in ("host", "other_vm", "same_vm", "kernel", "none"):
         rows, th, fin = who_run(kind, kind)
@@ -512,13 +514,28 @@ def who_took_the_cpu():
                   "%s: perf_finished %s %d, rows %d" %
                   (kind, k, fin["sched_wait_%s_ns" % k], split[k]))
         if kind == "none":
-            check(total - split["idle"] <= 20 * MS,
-                  "%s: waited %d ns behind other tasks" %
-                  (kind, total - split["idle"]))
+            # Next to nothing: a tenth of its own CPU time at most (a
+            # competitor makes it wait about as long as it runs).  On a
+            # guest of one CPU (6.12, 7.2) there is no such case: the
+            # harness, the tool and the sampler share the CPU (measured on
+            # 7.2 beside a busy host: 23 and 29 ms of 220-300 ms of run
+            # time), and only the checks above hold.
+            run = sum(r["sched_run_ns"] for r in rows)
+            check(not WHO_CPU or
+                  total - split["idle"] <= max(20 * MS, 0.1 * run),
+                  "%s: waited %d ns behind other tasks, ran %d ns" %
+                  (kind, total - split["idle"], run))
             continue
         check(owait >= 20 * MS, "%s: the competitor made it wait only "
               "%d ns" % (kind, owait))
-        check(split[kind] >= 0.8 * total,
+        # With a CPU of its own beside the harness's, the competitor takes
+        # at least 80% of the wait (measured on 6.1: 97-100%); on a guest
+        # of one CPU (6.12, 7.2) the harness, the tool and the sampler
+        # compete too (measured: 76-100%, 76% beside a busy host), so
+        # there the competitor's kind has the most and at least 60%.
+        share = 0.8 if WHO_CPU else 0.6
+        check(split[kind] == max(split.values()) and
+              split[kind] >= share * total,
               "%s: %d ns of %d put to it" % (kind, split[kind], total))
         # Switches: the harness's own tasks preempt it too where they
         # share its CPU (6.12 and 7.2 boot with one; measured there: 76%
