@@ -437,7 +437,6 @@ struct vp_who *vp_who_get(struct task_struct *task)
 	w->wcpu = VP_WHO_NO_CPU;
 	INIT_LIST_HEAD(&w->wnode);
 	w->users = 1;
-	w->acc.valid = 1;
 	hash_add_rcu(vp_who_hash, &w->hnode, (unsigned long)task);
 	vp_who_nr++;
 out:

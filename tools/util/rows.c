@@ -753,15 +753,15 @@ static void vc_row_who(struct json_writer *w, const struct vcpuperf_who *d)
 		if (!d->vms[i].pid || !d->vms[i].wait_ns)
 			continue;
 		vm = vc_vm_namer ? vc_vm_namer(d->vms[i].pid) : NULL;
-		if (vm)
-			snprintf(name, sizeof(name), "%s", vm);
-		else
+		if (!vm) {
 			snprintf(name, sizeof(name), "qemu-%u",
 				 d->vms[i].pid);
+			vm = name;
+		}
 		if (!first)
 			json_put_char(w, ',');
 		first = false;
-		json_str(w, name);
+		json_str(w, vm);
 		json_put_char(w, ':');
 		json_u64(w, d->vms[i].wait_ns);
 	}
