@@ -35,6 +35,7 @@ struct vc_prom;
  * @paced:	the last wait was a paced sleep (no wake-up asked for)
  * @paced_empty: ... and the read after it found nothing
  * @slack_ns:	the timer slack set last for paced sleeps (0: the default)
+ * @tick_ns:	the kernel's tick (a jiffy); 20 ms when it is not known
  * @prom:	the textfile to rewrite, or NULL
  * @prom_at:	when it was last written
  * @status:	show the live status line on standard error
@@ -60,6 +61,7 @@ struct vc_loop {
 	bool paced;
 	bool paced_empty;
 	__u64 slack_ns;
+	__u64 tick_ns;
 	struct vc_prom *prom;
 	__u64 prom_at;
 	bool status;
