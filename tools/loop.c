@@ -60,15 +60,20 @@
 #define VC_PACE_SLACK_MAX_NS	(20 * VP_NS_PER_MS)
 /*
  * A paced wake reads the records of every pass since the last one, and
- * comes at most every whole number of intervals that makes at least
- * this long, on the multiples of it: at short intervals each wake's own
- * cost (the switch of a guest's thread it preempts, the poll, the read,
- * the flush) is shared by several passes, and every vcpuperf-cat of the
- * host wakes at the same instants.  Only while the ring follows the
- * stream, holding seconds of it (ringsize.c): a ring of --ring's size
- * may hold less than the period's records, and is read every interval.
+ * comes at most every whole number of intervals that makes at most this
+ * long, on the multiples of it: each wake's own cost (the wake-up, the
+ * switch, the poll, the read, the flush) is shared by several passes,
+ * and every vcpuperf-cat of the host at an interval that divides it
+ * wakes at the same instants.  A row is so written at most this long
+ * (or one interval, if longer) and one interval after its grid point:
+ * output lands within about a second, as when the reader is behind
+ * (VC_FLUSH_MAX_NS).  Only while the ring follows the stream and its
+ * rate is measured (ringsize.c), and never longer than a
+ * VC_PACE_RING_DIV-th of the stream the ring holds: a ring of --ring's
+ * size, or one the module would not grow, is read every interval.
  */
-#define VC_PACE_PERIOD_MIN_NS	(40 * VP_NS_PER_MS)
+#define VC_PACE_PERIOD_MAX_NS	(500 * VP_NS_PER_MS)
+#define VC_PACE_RING_DIV	4
 /*
  * A host-wide recording's look for new QEMUs waits for the next paced
  * read unless that is more than this share of --scan-interval late.
@@ -220,7 +225,7 @@ static enum vc_step vc_consume(struct vc_loop *l, const void *buf, size_t n,
 /*
  * While a collection samples, sleep on our own timer until the grid point
  * after the one whose records are due (see VC_PACE_LAG_MAX_NS), the next
- * multiple of the pace's period (VC_PACE_PERIOD_MIN_NS), instead of
+ * multiple of the pace's period (VC_PACE_PERIOD_MAX_NS), instead of
  * waiting to be woken: a wake-up from the sampler costs a switch of a
  * thread that runs (a guest's, on a busy host) and across CPUs an
  * interrupt, which vcpuperf is there to save.  True when it slept; false
@@ -239,10 +244,10 @@ static bool vc_pace(struct vc_loop *l, __u64 now)
 	lag = d->interval_ns;
 	if (lag > VC_PACE_LAG_MAX_NS)
 		lag = VC_PACE_LAG_MAX_NS;
-	period = d->interval_ns;
-	if (l->ring.on)
-		period = (VC_PACE_PERIOD_MIN_NS + d->interval_ns - 1) /
-			 d->interval_ns * d->interval_ns;
+	period = vc_ring_hold_ns(&l->ring, d) / VC_PACE_RING_DIV;
+	if (period > VC_PACE_PERIOD_MAX_NS)
+		period = VC_PACE_PERIOD_MAX_NS;
+	period = period / d->interval_ns * d->interval_ns ?: d->interval_ns;
 	due = d->grid_ns + d->interval_ns + lag;
 	due = (due + period - 1) / period * period;
 	while (due <= now)

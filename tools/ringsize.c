@@ -69,6 +69,7 @@ void vc_ring_auto(struct vc_ring_auto *r, struct vc_decoder *d, int ctl,
 	rate = r->window_bytes * VP_NS_PER_S / (now - r->window_at);
 	r->window_at = now;
 	r->window_bytes = 0;
+	r->rate = rate;
 
 	want_kb = rate * VC_RING_HOLD_S / VC_KIB;
 	want_kb += want_kb / (VC_RING_RESERVE_DIV - 1);
@@ -92,4 +93,24 @@ void vc_ring_auto(struct vc_ring_auto *r, struct vc_decoder *d, int ctl,
 		return;
 	}
 	d->ring_bytes = want_kb * VC_KIB;
+}
+
+/**
+ * vc_ring_hold_ns() - how long a stream the ring holds at the rate measured
+ * @r:		the state
+ * @d:		the decoder (the ring's size)
+ *
+ * Return: nanoseconds of the stream the samples' part of the ring holds
+ * at the last window's rate; 0 while none was measured, or when the ring
+ * does not follow the stream.
+ */
+__u64 vc_ring_hold_ns(const struct vc_ring_auto *r,
+		      const struct vc_decoder *d)
+{
+	__u64 bytes = d->ring_bytes - d->ring_bytes / VC_RING_RESERVE_DIV;
+
+	if (!r->on || !r->rate)
+		return 0;
+	return bytes / r->rate * VP_NS_PER_S +
+	       bytes % r->rate * VP_NS_PER_S / r->rate;
 }

@@ -22,8 +22,8 @@ import time
 
 from vptest import (Cat, TestFailure, Workload, by_tid, check, check_timing,
                     debug_allocator, delta, dev_control, load, meminfo,
-                    not_on_debug, pct, read_file, sh, task_clock_agrees,
-                    test, DEVICE, REPO,
+                    not_on_debug, pct, proc_status, read_file, sh,
+                    task_clock_agrees, test, DEVICE, REPO,
                     CAT, OUT, SLOW_KERNEL)
 
 MS = 1000000
@@ -261,6 +261,80 @@ def at_points(woken, ms):
 P99_MIN_ROWS = 100
 
 
+# vcpuperf-cat's paced reads (tools/loop.c): at most every 500 ms, once
+# the stream's rate is measured (250 ms or more after the start)
+PACE_MS = 500
+PACE_SETTLE_S = 1.0
+# how often the test looks at the readers' output, and what TCG's late
+# timers and a busy guest may add to a row's wait for its reader
+PACE_LOOK_S = 0.1
+PACE_SLACK_MS = 300
+ROW_TIME = re.compile(rb'"t_mono_ns":([0-9]+)')
+
+
+def newest_row_ns(path):
+    """t_mono_ns of the last complete row in the JSONL file @path, or
+    None (read from its tail: the file grows by a row every interval)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - 4096))
+            tail = f.read()
+    except FileNotFoundError:
+        return None
+    lines = tail.split(b"\n")[:-1]
+    for line in reversed(lines):
+        m = ROW_TIME.search(line)
+        if m:
+            return int(m.group(1))
+    return None
+
+
+def watch_pace(cats, seconds):
+    """Watch the readers @cats for @seconds: per reader, its voluntary
+    switches (/proc: one per sleep) over the time after PACE_SETTLE_S,
+    that time, and the age of its newest row at the looks (the oldest
+    seen): (switches, seconds, [ages in ns])."""
+    start = time.monotonic()
+    time.sleep(min(PACE_SETTLE_S, seconds))
+    t0 = time.monotonic()
+    sw0 = [proc_status(c.proc.pid, "voluntary_ctxt_switches") for c in cats]
+    ages = [[] for _ in cats]
+    while time.monotonic() < start + seconds:
+        time.sleep(PACE_LOOK_S)
+        now = time.monotonic_ns()
+        for i, c in enumerate(cats):
+            t = newest_row_ns(c.rows_path)
+            if t is not None:
+                ages[i].append(now - t)
+    sw1 = [proc_status(c.proc.pid, "voluntary_ctxt_switches") for c in cats]
+    return [(b - a, time.monotonic() - t0, age)
+            for a, b, age in zip(sw0, sw1, ages)]
+
+
+def check_pace(name, i, ms, pace):
+    """The reader of interval @ms woke at most about once per period of
+    its pace (the largest multiple of @ms within PACE_MS), twice that
+    allowed for a wake that found nothing and polled, and its newest row
+    was never older than that period, one interval and PACE_SLACK_MS:
+    the pace is kept without holding rows back."""
+    switches, secs, ages = pace
+    period = max(ms, PACE_MS // ms * ms)
+    most = 2 * secs * 1000 / period + 2
+    oldest = max(ages) if ages else 0
+    bound = (period + ms + PACE_SLACK_MS) * MS
+    print("  %s %d ms (#%d): the reader slept %d times in %.1f s (period "
+          "%d ms: at most %.0f), its newest row at most %.0f ms old over %d "
+          "looks (at most %.0f)" % (name, ms, i, switches, secs, period,
+                                    most, oldest / MS, len(ages),
+                                    bound / MS))
+    check(switches <= most, "%s %d ms: the reader slept %d times in %.1f s"
+          % (name, ms, switches, secs))
+    check(ages, "%s %d ms: no row seen while it ran" % (name, ms))
+    check_timing(oldest <= bound, "%s %d ms: a row %.0f ms old still "
+                 "unwritten" % (name, ms, oldest / MS))
+
+
 def run_grid(name, intervals_ms, tid, seconds, outdir):
     """Run one vcpuperf-cat per interval on thread @tid at once for
     @seconds, writing to @outdir, with tests/integration/helpers/sleeper.py
@@ -278,7 +352,7 @@ def run_grid(name, intervals_ms, tid, seconds, outdir):
     try:
         for c in cats:
             c.wait_started(1)
-        time.sleep(seconds)
+        pace = watch_pace(cats, seconds)
     finally:
         for c in cats:
             c.stop()
@@ -290,6 +364,7 @@ def run_grid(name, intervals_ms, tid, seconds, outdir):
         check(len(rows) >= 8, "%s %d ms: %d rows" % (name, ms, len(rows)))
         mean, late, missed = grid_stats(rows, ms * MS)
         out[i] = (ms, mean, late, len(rows), missed)
+        check_pace(name, i, ms, pace[i])
     with open(ref_path) as f:
         ref_late = [tuple(int(x) for x in line.split()) for line in f]
     check(len(ref_late) >= 10, "%s: the sleeper woke %d times" %
@@ -341,7 +416,11 @@ def eight_collections_keep_their_grids():
     "p99" of so few is the latest row, one TCG stall), so no single
     collection runs alone at 1 s.  On a slow kernel (vptest.SLOW_KERNEL),
     where lateness is not enforced, the single collection does not run at
-    all: the mean intervals are checked."""
+    all: the mean intervals are checked.
+
+    And each reader's pace (check_pace()): how often it slept, from
+    /proc, and how old its newest row got, from the clock, against the
+    period it is meant to keep."""
     load()
     w = Workload("grid", "--threads", "1", "--hold-ms", "240000")
     seconds = 30
