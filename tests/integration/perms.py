@@ -265,6 +265,14 @@ def attach_authority_is_the_openers():
           full["user"] == "ok", "root opener: %s" % full)
 
 
+def proc_comm(pid):
+    """The command name of process @pid ("" once it is gone)."""
+    try:
+        with open("/proc/%d/comm" % pid) as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
 
 @test
 def status_shows_what_its_reader_may_count():
@@ -280,6 +288,13 @@ def status_shows_what_its_reader_may_count():
                                "--clear-groups", "sleep", "600"])
     c = Cat("status-who", "--no-attach")
     try:
+        # setpriv runs as root until it has dropped to uid 1000 and run
+        # sleep (over 0.5 s on a loaded TCG host): until then root's
+        # status rightly shows it.
+        deadline = time.time() + 30
+        while proc_comm(theirs.pid) != "sleep" and time.time() < deadline:
+            time.sleep(0.05)
+        check(proc_comm(theirs.pid) == "sleep", "setpriv did not run sleep")
         time.sleep(0.2)
         check(control("attach pid=%d events=task-clock" % theirs.pid) == 0,
               "attach pid")
