@@ -153,6 +153,15 @@ COLLECTORS = ["none"] + ["vcpuperf-" + m for m in VP_MODES] + [
     "perf", "perf-group", "ureader", "ureader-group", "ureader-group-jsonl",
     "floor"]
 
+# Collectors whose tool share is its CPU time over the rows it wrote in
+# the window (and vcpuperf-cat of one VM): a reader that writes several
+# passes a wake (vcpuperf-cat: every 500 ms) has a few wakes in a short
+# window (4 in 2 s at 10 ms), each up to a period after the passes it
+# reads: its CPU time over the window's passes would be off by up to a
+# wake's work (a quarter), over the rows that time wrote it is not.  The
+# same for a reader that writes each interval's rows at once.
+ROWS_COUNTED = ("ureader-group-jsonl",)
+
 # Collectors run only when VP_BENCH_COLLECTORS names them: vcpuperf-cat
 # without the scheduler's figures (--no-sched), with KVM's exits
 # (--kvm-exits) and with who took the CPU (--who), beside the default, for
@@ -352,6 +361,32 @@ def pin_maps(pid):
                 PINNED[path] = os.open(path, os.O_RDONLY)
             except OSError:
                 pass
+
+
+class RowCounter:
+    """The rows a collector has written to its JSONL file so far: each
+    count() reads only what came since the last (the file stays open)."""
+
+    def __init__(self, path):
+        self.path = path
+        self.fd = None
+        self.rows = 0
+
+    def count(self):
+        if self.fd is None:
+            try:
+                self.fd = os.open(self.path, os.O_RDONLY)
+            except FileNotFoundError:
+                return self.rows  # nothing written yet
+        while True:
+            b = os.read(self.fd, READ_CHUNK)
+            if not b:
+                return self.rows
+            self.rows += b.count(b"\n")
+
+    def close(self):
+        if self.fd is not None:
+            os.close(self.fd)
 
 
 class Reread:
@@ -632,6 +667,10 @@ class Collector:
                 if self.coll and self.coll.get("id") is not None:
                     self.edge["status"] = Reread(
                         os.path.join(xb.DEBUGFS, "status"))
+                if self.kind in ROWS_COUNTED or \
+                        self.kind.startswith("vcpuperf-") and \
+                        self.kind != "vcpuperf-all-qemu":
+                    self.edge["rows"] = RowCounter(self.out + ".rows")
         except OSError:
             self.close_edges()
             raise
@@ -699,6 +738,8 @@ class Collector:
             s["ticks"] = int(e["ticks"].read())
         if "tool" in e:
             s["tool"] = e["tool"].cpu_ns() or 0
+        if "rows" in e:
+            s["rows"] = e["rows"].count()
         if "stat" in e:
             # minflt and majflt (proc(5)), after the command's parentheses.
             f = e["stat"].read().rsplit(")", 1)[1].split()
@@ -932,6 +973,8 @@ def measure(vmm, c, ims, kind, tag, phase_ns, work):
                vmm_ns=v2 - v1, vmm_slices=w2 - w1, go_late_ns=go_late_ns,
                harness_late_ns=harness_late_ns,
                tool_ns=s2["tool"] - s1["tool"],
+               rows_written=s2["rows"] - s1["rows"]
+               if "rows" in s1 and "rows" in s2 else None,
                kthread_ns=s2["kthread"] - s1["kthread"],
                kvm={k: k2[k] - k1.get(k, 0) for k in k2}, rows=rows,
                own_irqs=own_irqs(i1, i2),

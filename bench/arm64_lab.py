@@ -153,16 +153,21 @@ class PerVm:
     def snap(self):
         out = {"tool": 0, "kthread": 0, "self": 0}
         faults = None
+        rows = 0
         for m in self.members:
             s = m.snap()
             for k in out:
                 out[k] += s.get(k, 0)
+            rows = rows + s["rows"] if rows is not None and "rows" in s \
+                else None
             if "faults" in s:
                 f = s["faults"]
                 faults = f if faults is None else \
                     (faults[0] + f[0], faults[1] + f[1])
         if faults is not None:
             out["faults"] = faults
+        if rows is not None:
+            out["rows"] = rows
         return out
 
     def status(self):

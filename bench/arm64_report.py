@@ -44,10 +44,15 @@ def figures(cfg, runs, base_vmm_ns):
         ticks = r.get("ticks") or window_ticks
         samples = ticks * cfg["vcpus"] * cfg["events"]
         self_ns = r.get("self_ns", 0)
+        # The tool's CPU time over the rows it wrote in the window where
+        # they were counted (bench/arm64.py ROWS_COUNTED: a row is one
+        # thread's pass, a sample per event), else over the window's.
+        rows = r.get("rows_written")
+        tool_samples = rows * cfg["events"] if rows else samples
         f = dict(kept=ticks / window_ticks,
                  module=(r["kthread_ns"] + self_ns) / samples,
                  target=(r["vmm_ns"] - base_vmm_ns - self_ns) / samples,
-                 tool=r["tool_ns"] / samples, ticks=ticks,
+                 tool=r["tool_ns"] / tool_samples, ticks=ticks,
                  window_s=r["window_ns"] / 1e9)
         f["total"] = f["module"] + f["target"] + f["tool"]
         if r.get("saturated"):
