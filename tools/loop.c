@@ -56,8 +56,8 @@
  */
 #define VC_PACE_LAG_MAX_NS	VP_NS_PER_S
 #define VC_PACE_SLACK_DIV	2
-/* The slack when the tick is unknown (clock_getres() failed). */
-#define VC_PACE_SLACK_MAX_NS	(20 * VP_NS_PER_MS)
+/* The tick, when clock_getres() does not give it. */
+#define VC_TICK_UNKNOWN_NS	(20 * VP_NS_PER_MS)
 /*
  * A paced wake reads the records of every pass since the last one, and
  * comes at most every whole number of intervals that makes at most this
@@ -348,7 +348,7 @@ int vc_read_loop(struct vc_loop *l)
 	l->paced = false;
 	l->paced_empty = false;
 	/* A coarse clock's resolution is the kernel's tick. */
-	l->tick_ns = VC_PACE_SLACK_MAX_NS;
+	l->tick_ns = VC_TICK_UNKNOWN_NS;
 	if (!clock_getres(CLOCK_MONOTONIC_COARSE, &res) && !res.tv_sec &&
 	    res.tv_nsec > 0)
 		l->tick_ns = (__u64)res.tv_nsec;
