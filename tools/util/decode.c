@@ -45,7 +45,7 @@ int vc_dec_init(struct vc_decoder *d, struct vc_sink *sink)
 void vc_dec_free(struct vc_decoder *d)
 {
 	vc_threads_free(&d->threads);
-	vc_procs_free(&d->procs);
+	vc_procs_free(&d->procs, d->sink);
 	free(d->buf);
 	d->buf = NULL;
 }
@@ -230,7 +230,8 @@ static void vc_sample(struct vc_decoder *d, const struct vcpuperf_rec *rec)
 /* A process record: its state, then the sink. */
 static int vc_process(struct vc_decoder *d, const struct vcpuperf_rec *rec)
 {
-	struct vc_proc *p = vc_proc_start(&d->procs, (const void *)rec);
+	struct vc_proc *p = vc_proc_start(&d->procs, (const void *)rec,
+					  d->sink);
 
 	if (!p)
 		return -ENOMEM;

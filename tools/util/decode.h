@@ -30,7 +30,12 @@
  * @gap:	a sequence gap: @rec arrived when @expected was due;
  *		@explained when a dropped record accounts for exactly the
  *		missing numbers
- * @process:	a process record was applied to @p
+ * @process_start: a process record was applied to @p: return the sink's
+ *		data for the process, as @thread_start does for a thread
+ *		(the same pid attached again passes what it returned
+ *		before)
+ * @process_free: release what @process_start returned (may be NULL)
+ * @process:	a process record was applied to @p (after @process_start)
  * @process_row: a process sample of @p, interpreted
  *
  * A table of callbacks, as perf's struct perf_tool: the decoder calls out
@@ -47,6 +52,9 @@ struct vc_sink {
 			  const struct vc_tid *t, __u64 rows);
 	void (*gap)(struct vc_sink *sink, const struct vcpuperf_rec *rec,
 		    __u64 expected, bool explained);
+	void *(*process_start)(struct vc_sink *sink, const struct vc_proc *p,
+			       void *data);
+	void (*process_free)(struct vc_sink *sink, void *data);
 	void (*process)(struct vc_sink *sink, const struct vcpuperf_rec *rec,
 			const struct vc_proc *p);
 	void (*process_row)(struct vc_sink *sink, const struct vc_proc *p,

@@ -220,6 +220,17 @@ static void vc_ep_thread_free(struct vc_sink *sink, void *data)
 	vc_row_thread_free(sink, data);
 }
 
+static void *vc_ep_process_start(struct vc_sink *sink,
+				 const struct vc_proc *p, void *data)
+{
+	return vc_row_process_start(sink, p, data);
+}
+
+static void vc_ep_process_free(struct vc_sink *sink, void *data)
+{
+	vc_row_process_free(sink, data);
+}
+
 static void vc_ep_row(struct vc_sink *sink, const struct vc_tid *t,
 		      const struct vc_row *row)
 {
@@ -313,6 +324,8 @@ void vc_episodes_init(struct vc_episodes *e, const char *dir,
 	memset(e, 0, sizeof(*e));
 	e->sink.thread_start = vc_ep_thread_start;
 	e->sink.thread_free = vc_ep_thread_free;
+	e->sink.process_start = vc_ep_process_start;
+	e->sink.process_free = vc_ep_process_free;
 	e->sink.row = vc_ep_row;
 	e->sink.lifecycle = vc_ep_lifecycle;
 	e->sink.gap = vc_ep_gap;

@@ -22,6 +22,8 @@ void vc_jsonl_init(struct vc_jsonl *out, struct json_writer *rows,
 	memset(out, 0, sizeof(*out));
 	out->sink.thread_start = vc_row_thread_start;
 	out->sink.thread_free = vc_row_thread_free;
+	out->sink.process_start = vc_row_process_start;
+	out->sink.process_free = vc_row_process_free;
 	out->sink.row = vc_write_row;
 	out->sink.lifecycle = vc_write_lifecycle;
 	out->sink.gap = vc_write_seq_gap;

@@ -8,6 +8,7 @@
  */
 #include <stdlib.h>
 
+#include "decode.h"
 #include "procs.h"
 #include "threads.h"
 
@@ -52,6 +53,7 @@ static void vc_json_value(char *out, size_t len, const char *s)
  * vc_proc_start() - apply a process record
  * @procs:	the list (its head may change)
  * @r:		the validated record
+ * @sink:	makes its data for the process (process_start)
  *
  * A process seen before (the pid attached again) is reset in place, so
  * that threads pointing at it see the new identity.
@@ -59,10 +61,12 @@ static void vc_json_value(char *out, size_t len, const char *s)
  * Return: the process, or NULL when out of memory.
  */
 struct vc_proc *vc_proc_start(struct vc_proc **procs,
-			      const struct vcpuperf_process *r)
+			      const struct vcpuperf_process *r,
+			      struct vc_sink *sink)
 {
 	static __u64 generation;
 	struct vc_proc *p = vc_proc_find(*procs, r->pid), *next;
+	void *data;
 	__u32 i;
 
 	if (!p) {
@@ -73,8 +77,10 @@ struct vc_proc *vc_proc_start(struct vc_proc **procs,
 		*procs = p;
 	}
 	next = p->next;
+	data = p->sink_data;
 	memset(p, 0, sizeof(*p));
 	p->next = next;
+	p->sink_data = data;
 	p->gen = ++generation;
 	p->pid = r->pid;
 	p->kind = r->kind;
@@ -91,6 +97,12 @@ struct vc_proc *vc_proc_start(struct vc_proc **procs,
 		p->ev[i].name[VCPUPERF_NAME_LEN - 1] = '\0';
 	}
 	vc_pick_ratios(p->ev, p->nr_events, &p->ratios);
+	if (sink->process_start) {
+		data = sink->process_start(sink, p, p->sink_data);
+		if (!data)
+			return NULL;
+		p->sink_data = data;
+	}
 	return p;
 }
 
@@ -121,15 +133,18 @@ void vc_proc_sample(struct vc_proc *p,
 }
 
 /**
- * vc_procs_free() - forget every process
+ * vc_procs_free() - forget every process (the sink's data included)
  * @procs:	the list, emptied
+ * @sink:	releases its data for each (process_free)
  */
-void vc_procs_free(struct vc_proc **procs)
+void vc_procs_free(struct vc_proc **procs, struct vc_sink *sink)
 {
 	struct vc_proc *p = *procs, *next;
 
 	for (; p; p = next) {
 		next = p->next;
+		if (sink->process_free)
+			sink->process_free(sink, p->sink_data);
 		free(p);
 	}
 	*procs = NULL;

@@ -13,6 +13,8 @@
 #include "jsonl.h"
 #include "threads.h"
 
+struct vc_sink;
+
 /**
  * struct vc_proc - what the decoder knows about one attached process
  * @pid:	process id, as its records carry it
@@ -35,6 +37,8 @@
  * @rows:	per-VM rows written since its process record
  * @gen:	a number no earlier process record had: what was made from
  *		this entry (a row segment with @vm_json) is good while it holds
+ * @sink_data:	the sink's own data for the process (its per-VM row keys),
+ *		kept across a reset: the sink remakes it from what it was
  * @next:	the next process the decoder knows
  *
  * Only procs.c changes these; a process record for a pid seen before
@@ -62,15 +66,17 @@ struct vc_proc {
 	struct vc_ratios ratios;
 	__u64 rows;
 	__u64 gen;
+	void *sink_data;
 	struct vc_proc *next;
 };
 
 struct vc_proc *vc_proc_find(struct vc_proc *procs, __u32 pid);
 struct vc_proc *vc_proc_start(struct vc_proc **procs,
-			      const struct vcpuperf_process *r);
+			      const struct vcpuperf_process *r,
+			      struct vc_sink *sink);
 void vc_proc_sample(struct vc_proc *p,
 		    const struct vcpuperf_process_sample *s,
 		    struct vc_row *row);
-void vc_procs_free(struct vc_proc **procs);
+void vc_procs_free(struct vc_proc **procs, struct vc_sink *sink);
 
 #endif /* _VC_PROCS_H */

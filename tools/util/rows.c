@@ -353,14 +353,6 @@ static void vc_not_applied(struct json_writer *w, const struct vc_tid *t,
 	json_put_char(w, '}');
 }
 
-static void vc_opt_s64(struct json_writer *w, bool have, __s64 v)
-{
-	if (have)
-		json_s64(w, v);
-	else
-		json_null(w);
-}
-
 /* A ratio of two event values, null unless both exist and b > 0. */
 static void vc_ratio(struct json_writer *w, int ia, int ib,
 		     const struct vc_row *row)
@@ -485,25 +477,6 @@ static inline char *vc_p_row_open(char *p, const struct vc_jsonl *out,
 	p = json_p_s64(p, (long long)(rec->t_mono_ns - out->mono_origin));
 	p = vc_p_key(p, VC_ROW_T_WALL);
 	return json_fmt_u64(p, rec->t_wall_ns);
-}
-
-/*
- * The keys a per-VM row starts with, up to its pid (a thread's row has
- * most of them in its segments: vc_row_head()).
- */
-static void vc_row_start(struct json_writer *w, const struct vc_jsonl *out,
-			 const struct vcpuperf_rec *rec, __u64 interval_ns,
-			 const struct vc_row *row, __u32 pid)
-{
-	json_cursor_end(w, vc_p_row_open(json_cursor(w, VC_ROW_TIMES_MAX),
-					 out, rec));
-	vc_row_origin(w, interval_ns);
-	vc_put_key(w, VC_ROW_DT);
-	vc_opt_s64(w, row->have_dt, row->dt_ns);
-	vc_put_key(w, VC_ROW_SEQ);
-	json_u64(w, rec->seq);
-	vc_put_key(w, VC_ROW_PID);
-	json_u64(w, pid);
 }
 
 /* A writer into a thread's segment: never flushed (a segment fits). */
@@ -820,21 +793,29 @@ void vc_write_row(struct vc_sink *sink, const struct vc_tid *t,
  * per-VM row always has (null for an event not configured): the default
  * event set, matched by type and config.
  */
+#define VC_VM_KEY(name, t, c)	{ ",\"" name "\":", sizeof(name) + 3, t, c }
+
 static const struct {
-	const char *key;
+	const char *text;
+	size_t len;
 	__u32 type;
 	__u64 config;
 } vc_vm_keys[] = {
-	{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
-	{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
-	{ "cache_references", PERF_TYPE_HARDWARE,
-	  PERF_COUNT_HW_CACHE_REFERENCES },
-	{ "cache_misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES },
-	{ "branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
-	{ "branch_misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES },
-	{ "page_faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
-	{ "context_switches", PERF_TYPE_SOFTWARE,
-	  PERF_COUNT_SW_CONTEXT_SWITCHES },
+	VC_VM_KEY("cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES),
+	VC_VM_KEY("instructions", PERF_TYPE_HARDWARE,
+		  PERF_COUNT_HW_INSTRUCTIONS),
+	VC_VM_KEY("cache_references", PERF_TYPE_HARDWARE,
+		  PERF_COUNT_HW_CACHE_REFERENCES),
+	VC_VM_KEY("cache_misses", PERF_TYPE_HARDWARE,
+		  PERF_COUNT_HW_CACHE_MISSES),
+	VC_VM_KEY("branches", PERF_TYPE_HARDWARE,
+		  PERF_COUNT_HW_BRANCH_INSTRUCTIONS),
+	VC_VM_KEY("branch_misses", PERF_TYPE_HARDWARE,
+		  PERF_COUNT_HW_BRANCH_MISSES),
+	VC_VM_KEY("page_faults", PERF_TYPE_SOFTWARE,
+		  PERF_COUNT_SW_PAGE_FAULTS),
+	VC_VM_KEY("context_switches", PERF_TYPE_SOFTWARE,
+		  PERF_COUNT_SW_CONTEXT_SWITCHES),
 };
 
 /*
@@ -857,27 +838,109 @@ static int vc_vm_event(const struct vc_proc *p, size_t k)
 	return -1;
 }
 
+/**
+ * struct vc_vm_row_keys - what one process's per-VM rows repeat, made at
+ * its process record
+ * @k:		its events' keys, made as a thread's; its interval segment
+ * @fixed:	per collector key (vc_vm_keys[]), the event that fills it,
+ *		-1 for none
+ * @used:	per event, whether it fills a collector key (then it has no
+ *		key of its own in the row)
+ * @id_seg:	,"tid":null,"vcpu":null,"role":"vm","vm":...,"uuid":...
+ * @id_len:	its length
+ */
+struct vc_vm_row_keys {
+	struct vc_row_keys k;
+	int fixed[ARRAY_SIZE(vc_vm_keys)];
+	bool used[VCPUPERF_MAX_EVENTS];
+	char id_seg[VC_ID_SEG_LEN];
+	size_t id_len;
+};
+
+/**
+ * vc_row_process_start() - the per-VM row keys of a process record
+ * @sink:	the JSONL sink
+ * @p:		the process, with its events and identity
+ * @data:	its keys from an earlier process record, or NULL
+ *
+ * Made once here instead of for every row: matching the collector keys
+ * to events and escaping the events' names were most of a per-VM row.
+ *
+ * Return: the keys (@data reused), or NULL when out of memory.
+ */
+void *vc_row_process_start(struct vc_sink *sink, const struct vc_proc *p,
+			   void *data)
+{
+	struct vc_vm_row_keys *vk = data;
+	struct json_writer w;
+	size_t n;
+	__u32 i;
+
+	(void)sink;
+	if (!vk)
+		vk = malloc(sizeof(*vk));
+	if (!vk)
+		return NULL;
+	memset(vk, 0, sizeof(*vk));
+	for (n = 0; n < ARRAY_SIZE(vc_vm_keys); n++) {
+		vk->fixed[n] = vc_vm_event(p, n);
+		if (vk->fixed[n] >= 0)
+			vk->used[vk->fixed[n]] = true;
+	}
+	for (i = 0; i < p->nr_events; i++)
+		vc_make_key(&vk->k, p->ev, i);
+	vc_seg_writer(&w, vk->id_seg, sizeof(vk->id_seg));
+	vc_put_key(&w, VC_ROW_TID);
+	json_null(&w);
+	vc_put_key(&w, VC_ROW_VCPU);
+	json_null(&w);
+	vc_put_key(&w, VC_ROW_ROLE);
+	json_put_lit(&w, "\"vm\"");
+	vc_put_key(&w, VC_ROW_VM);
+	vc_proc_json(&w, p->vm_json);
+	vc_put_key(&w, VC_ROW_UUID);
+	vc_proc_json(&w, p->uuid_json);
+	vk->id_len = w.len;
+	return vk;
+}
+
+/**
+ * vc_row_process_free() - release what vc_row_process_start() returned
+ * @sink:	the JSONL sink
+ * @data:	the keys, or NULL
+ */
+void vc_row_process_free(struct vc_sink *sink, void *data)
+{
+	(void)sink;
+	free(data);
+}
+
 /* The per-VM row's keys before the events'. */
 static void vc_vm_row_head(struct json_writer *w, const struct vc_jsonl *out,
-			   const struct vc_proc *p, const struct vc_row *row)
+			   struct vc_vm_row_keys *vk, const struct vc_row *row)
 {
 	const struct vcpuperf_process_sample *s = row->ps;
+	struct vc_row_keys *k = &vk->k;
+	char *p;
 
-	vc_row_start(w, out, &s->rec, s->interval_ns, row, s->pid);
-	vc_put_key(w, VC_ROW_TID);
-	json_null(w);
-	vc_put_key(w, VC_ROW_VCPU);
-	json_null(w);
-	vc_put_key(w, VC_ROW_ROLE);
-	json_put_lit(w, "\"vm\"");
-	vc_put_key(w, VC_ROW_VM);
-	vc_proc_json(w, p->vm_json);
-	vc_put_key(w, VC_ROW_UUID);
-	vc_proc_json(w, p->uuid_json);
-	json_put_lit(w, ",\"threads\":");
-	json_u64(w, s->threads);
-	json_put_lit(w, ",\"threads_exited\":");
-	json_u64(w, s->exited);
+	if (!k->iv_len || k->iv_ns != s->interval_ns)
+		vc_make_iv_seg(k, s->interval_ns);
+	p = vc_p_row_open(json_cursor(w, VC_ROW_HEAD_MAX), out, &s->rec);
+	p = json_p_mem(p, k->iv_seg, k->iv_len);
+	if (row->have_dt)
+		p = json_p_s64(p, row->dt_ns);
+	else
+		p = json_p_lit(p, "null");
+	p = vc_p_key(p, VC_ROW_SEQ);
+	p = json_fmt_u64(p, s->rec.seq);
+	p = vc_p_key(p, VC_ROW_PID);
+	p = json_fmt_u64(p, s->pid);
+	p = json_p_mem(p, vk->id_seg, vk->id_len);
+	p = json_p_lit(p, ",\"threads\":");
+	p = json_fmt_u64(p, s->threads);
+	p = json_p_lit(p, ",\"threads_exited\":");
+	p = json_fmt_u64(p, s->exited);
+	json_cursor_end(w, p);
 }
 
 /**
@@ -897,11 +960,11 @@ void vc_write_vm_row(struct vc_sink *sink, const struct vc_proc *p,
 		     const struct vc_row *row)
 {
 	const struct vc_jsonl *out = container_of(sink, struct vc_jsonl, sink);
+	struct vc_vm_row_keys *vk = p->sink_data;
 	struct json_writer *w = out->rows;
-	bool used[VCPUPERF_MAX_EVENTS] = { false };
-	struct vc_row_keys k;
 	size_t n;
 	__u32 i;
+	char *c;
 	int e;
 
 	/* Without process totals only the end comes, counting nothing. */
@@ -910,22 +973,21 @@ void vc_write_vm_row(struct vc_sink *sink, const struct vc_proc *p,
 			vc_write_vm_finished(out, p, row->ps);
 		return;
 	}
-	vc_vm_row_head(w, out, p, row);
+	vc_vm_row_head(w, out, vk, row);
 	for (n = 0; n < ARRAY_SIZE(vc_vm_keys); n++) {
-		e = vc_vm_event(p, n);
-		json_put_char(w, ',');
-		json_str(w, vc_vm_keys[n].key);
-		json_put_char(w, ':');
-		if (e >= 0)
-			used[e] = true;
-		json_opt_u64(w, e >= 0 && row->have[e], e >= 0 ? row->value[e] : 0);
+		e = vk->fixed[n];
+		c = json_cursor(w, VC_ROW_EVENT_MAX);
+		c = json_p_mem(c, vc_vm_keys[n].text, vc_vm_keys[n].len);
+		c = json_p_opt_u64(c, e >= 0 && row->have[e],
+				   e >= 0 ? row->value[e] : 0);
+		json_cursor_end(w, c);
 	}
 	for (i = 0; i < p->nr_events; i++) {
-		vc_make_key(&k, p->ev, i);
-		if (used[i])
+		if (vk->used[i])
 			continue;
-		json_put(w, k.key[i], k.len[i]);
-		json_opt_u64(w, row->have[i], row->value[i]);
+		c = json_cursor(w, VC_ROW_EVENT_MAX);
+		c = vc_p_event(c, &vk->k, i, row->have[i], row->value[i]);
+		json_cursor_end(w, c);
 	}
 	vc_row_derived(w, &p->ratios, row, row->ps->read_window_ns);
 	if (row->sched)

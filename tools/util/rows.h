@@ -16,6 +16,9 @@ struct vc_tid;
 void *vc_row_thread_start(struct vc_sink *sink, const struct vc_tid *t,
 			  void *data);
 void vc_row_thread_free(struct vc_sink *sink, void *data);
+void *vc_row_process_start(struct vc_sink *sink, const struct vc_proc *p,
+			   void *data);
+void vc_row_process_free(struct vc_sink *sink, void *data);
 void vc_rows_set_vm_namer(const char *(*namer)(__u32 pid));
 void vc_write_row(struct vc_sink *sink, const struct vc_tid *t,
 		  const struct vc_row *row);
