@@ -12,6 +12,7 @@ Run from the repository root:  python3 tests/tool/test_decode.py
 
 import json
 import os
+import random
 import re
 import signal
 import struct
@@ -788,6 +789,40 @@ class TestHeader(ToolCase):
 
 
 class TestRows(ToolCase):
+    def test_ratios_are_printfs(self):
+        """ipc and cache_miss_rate: the bytes of C's %.6g of the ratio
+        (Python's % is the same correctly rounded formatting), over ratios
+        from 1e-6 to 1e7 and values near a rounding tie of the 6th digit."""
+        rng = random.Random(36)
+        s = Stream()
+        s.started(7)
+        prev = [0] * len(DEFAULT_EVENTS)
+        want = []
+        for i in range(3000):
+            if i % 3 == 0:
+                # 7 digits ending in 5 over a power of ten: a tie of the
+                # 6th digit but for the double's rounding
+                ins = rng.randint(100000, 999999) * 10 + 5
+                cyc = 10 ** rng.randint(0, 10)
+            else:
+                cyc = rng.randint(1, 10 ** rng.randint(1, 12))
+                ins = rng.randint(0, 10 ** rng.randint(0, 13))
+            refs = rng.randint(1, 10 ** 9)
+            miss = rng.randint(0, refs * 3)
+            delta = [cyc, ins, refs, miss, 1, 1, 1, 1]
+            prev = [p + d for p, d in zip(prev, delta)]
+            s.sample(7, [(v, 100 * (i + 1), 100 * (i + 1)) for v in prev],
+                     flags=SAMPLE_FIRST if i == 0 else 0)
+            want.append(("%.6g" % (ins / cyc), "%.6g" % (miss / refs)))
+        self.assertEqual(self.replay(s), 0, self.err)
+        with open(self.path("out.jsonl")) as f:
+            got = [(re.search(r'"ipc":([^,]*)', line).group(1),
+                    re.search(r'"cache_miss_rate":([^,]*)', line).group(1))
+                   for line in f]
+        self.assertEqual(len(got), len(want))
+        for i, (g, w) in enumerate(zip(got, want)):
+            self.assertEqual(g, w, "row %d" % i)
+
     def test_basic_row(self):
         s = Stream()
         s.started(7)

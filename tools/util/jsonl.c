@@ -229,40 +229,88 @@ void json_fixed(struct json_writer *w, __u64 v, unsigned int scale_digits)
 	json_mem(w, frac, n);
 }
 
+/* Significant digits of json_double(), as %.6g's. */
+#define VC_JSON_SIG_DIGITS	6
+/* %g writes 10^-4 and above without an exponent (below its precision). */
+#define VC_JSON_EXP_LOW		4
+
+/*
+ * @m (VC_JSON_SIG_DIGITS digits, the first not 0) times 10^(@e - 5) at
+ * @p, @e in [-4, 5], as %g writes it: no trailing zeros in a fraction,
+ * no point without one.
+ */
+static char *json_p_sig(char *p, __u32 m, int e)
+{
+	char d[VC_JSON_SIG_DIGITS];
+	int n = VC_JSON_SIG_DIGITS, i;
+
+	json_pair(d, m / 10000);
+	json_pair(d + 2, m / 100 % 100);
+	json_pair(d + 4, m % 100);
+	while (n > 1 && d[n - 1] == '0')
+		n--;
+	if (e < 0) {
+		*p++ = '0';
+		*p++ = '.';
+		for (i = -1; i > e; i--)
+			*p++ = '0';
+		return json_p_mem(p, d, (size_t)n);
+	}
+	p = json_p_mem(p, d, (size_t)e + 1);
+	if (n > e + 1) {
+		*p++ = '.';
+		p = json_p_mem(p, d + e + 1, (size_t)(n - e - 1));
+	}
+	return p;
+}
+
 /**
  * json_double() - append a ratio with 6 significant digits (like %.6g)
- * @w:		the writer
+ * @w:		a writer
  * @v:		a finite number
  *
- * The common range is formatted without printf; tiny, huge and
- * non-finite values fall back to snprintf (non-finite as null).
+ * The common range is formatted without printf, the same bytes as
+ * printf's; tiny, huge and non-finite values fall back to snprintf
+ * (non-finite as null), as does a value so near a tie of its last digit
+ * that only printf can round it exactly.
  */
 void json_double(struct json_writer *w, double v)
 {
+	/* 10^e at [e + VC_JSON_EXP_LOW], e from -VC_JSON_EXP_LOW to 9 */
 	static const double p10[] = {
-		1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9,
+		0.0001, 0.001, 0.01, 0.1, 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6,
+		1e7, 1e8, 1e9,
 	};
+	const double *pow10 = p10 + VC_JSON_EXP_LOW;
 	double a = v < 0 ? -v : v;
 	double x;
-	char tmp[VC_JSON_DOUBLE_MAX];
+	char *p;
 	int e, n;
 	__u64 m;
 
-	json_need(w, sizeof(tmp));
+	p = json_cursor(w, VC_JSON_DOUBLE_MAX);
 	if (!isfinite(v)) {
-		json_lit(w, "null");
+		json_cursor_end(w, json_p_lit(p, "null"));
 		return;
 	}
 	if (a == 0) {
-		json_putc(w, '0');
+		*p++ = '0';
+		json_cursor_end(w, p);
 		return;
 	}
 	if (a >= 0.0001 && a < 1e6) {
 		/* exponent e with 10^e <= a < 10^(e+1), e in [-4, 5] */
-		for (e = 5; e > -4 && a < (e >= 0 ? p10[e] : 1 / p10[-e]); e--)
-			;
+		e = 0;
+		if (a >= 1) {
+			while (e < VC_JSON_SIG_DIGITS - 1 && a >= pow10[e + 1])
+				e++;
+		} else {
+			e = -1;
+			while (e > -VC_JSON_EXP_LOW && a < pow10[e])
+				e--;
+		}
 		/* 6 significant digits; near a tie, printf decides exactly */
-		x = 5 - e >= 0 ? a * p10[5 - e] : a / p10[e - 5];
+		x = a * pow10[VC_JSON_SIG_DIGITS - 1 - e];
 		if (fabs(x - floor(x) - 0.5) < 0.000001)
 			goto slow;
 		m = (__u64)nearbyint(x);
@@ -272,14 +320,14 @@ void json_double(struct json_writer *w, double v)
 		}
 		if (e <= 5) {
 			if (v < 0)
-				json_putc(w, '-');
-			json_fixed(w, m, (unsigned int)(5 - e));
+				*p++ = '-';
+			json_cursor_end(w, json_p_sig(p, (__u32)m, e));
 			return;
 		}
 	}
 slow:
-	n = snprintf(tmp, sizeof(tmp), "%.6g", v);
-	json_mem(w, tmp, (size_t)n);
+	n = snprintf(p, VC_JSON_DOUBLE_MAX, "%.6g", v);
+	json_cursor_end(w, p + n);
 }
 
 /**
