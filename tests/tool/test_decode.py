@@ -790,14 +790,15 @@ class TestHeader(ToolCase):
 
 class TestRows(ToolCase):
     def test_ratios_are_printfs(self):
-        """ipc and cache_miss_rate: the bytes of C's %.6g of the ratio
+        """Counts of 1 to 14 digits come out as the deltas they are; ipc
+        and cache_miss_rate as the bytes of C's %.6g of the ratio
         (Python's % is the same correctly rounded formatting), over ratios
         from 1e-6 to 1e7 and values near a rounding tie of the 6th digit."""
         rng = random.Random(36)
         s = Stream()
         s.started(7)
         prev = [0] * len(DEFAULT_EVENTS)
-        want = []
+        want, deltas = [], []
         for i in range(3000):
             if i % 3 == 0:
                 # 7 digits ending in 5 over a power of ten: a tie of the
@@ -814,7 +815,10 @@ class TestRows(ToolCase):
             s.sample(7, [(v, 100 * (i + 1), 100 * (i + 1)) for v in prev],
                      flags=SAMPLE_FIRST if i == 0 else 0)
             want.append(("%.6g" % (ins / cyc), "%.6g" % (miss / refs)))
+            deltas.append(delta[:4])
         self.assertEqual(self.replay(s), 0, self.err)
+        self.assertEqual([[r[k] for k in DEFAULT_KEYS[:4]] for r in self.rows],
+                         deltas)
         with open(self.path("out.jsonl")) as f:
             got = [(re.search(r'"ipc":([^,]*)', line).group(1),
                     re.search(r'"cache_miss_rate":([^,]*)', line).group(1))

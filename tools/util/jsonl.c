@@ -110,6 +110,63 @@ static inline void json_pair(char *p, __u32 v)
 	memcpy(p, json_digit_pairs + 2 * v, 2);
 }
 
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/*
+ * The eight digits of a chunk at once, in the lanes of one 64-bit word
+ * (SWAR): its two halves of four digits in 32-bit lanes, each split by
+ * 100 into 16-bit lanes, each of those by 10 into bytes.  A lane's
+ * division by a constant is a multiplication and a shift, exact for
+ * every value a lane holds (below 10^4, below 100).  The first digit is
+ * the lowest byte: the order of the bytes in memory.
+ */
+#define VC_SWAR_DIV100_MUL	10486ULL	/* n / 100 = n * M >> 20 */
+#define VC_SWAR_DIV100_SHIFT	20
+#define VC_SWAR_DIV100_MASK	0x0000007f0000007fULL
+#define VC_SWAR_DIV10_MUL	103ULL		/* n / 10 = n * M >> 10 */
+#define VC_SWAR_DIV10_SHIFT	10
+#define VC_SWAR_DIV10_MASK	0x000f000f000f000fULL
+#define VC_SWAR_ASCII_ZEROS	0x3030303030303030ULL
+#define VC_SWAR_LANE		32	/* bits between the halves */
+#define VC_SWAR_PAIR		16	/* between a pair's lanes */
+#define VC_SWAR_DIGIT		8	/* between a byte's digits */
+
+/* @v (below 10^8) as eight digit values 0-9, the first in the low byte. */
+static inline __u64 json_swar8(__u32 v)
+{
+	__u64 x = v / VC_JSON_HALF_CHUNK |
+		  (__u64)(v % VC_JSON_HALF_CHUNK) << VC_SWAR_LANE;
+	__u64 q = (x * VC_SWAR_DIV100_MUL) >> VC_SWAR_DIV100_SHIFT &
+		  VC_SWAR_DIV100_MASK;
+	__u64 w = q | (x - q * 100) << VC_SWAR_PAIR;
+	__u64 t = (w * VC_SWAR_DIV10_MUL) >> VC_SWAR_DIV10_SHIFT &
+		  VC_SWAR_DIV10_MASK;
+
+	return t | (w - t * 10) << VC_SWAR_DIGIT;
+}
+
+/* Exactly VC_JSON_CHUNK_DIGITS digits of @v (below 10^8) at @p. */
+static inline void json_chunk(char *p, __u32 v)
+{
+	__u64 d = json_swar8(v) + VC_SWAR_ASCII_ZEROS;
+
+	memcpy(p, &d, sizeof(d));
+}
+
+/*
+ * @v (10 to below 10^8) at @p without leading zeros: those are the low
+ * bytes of its digits that are zero; the eight bytes are stored at once
+ * (the ones past the digits are written over next).
+ */
+static inline char *json_fmt_short(char *p, __u32 v)
+{
+	__u64 d = json_swar8(v);
+	unsigned int zeros = (unsigned int)__builtin_ctzll(d) / VC_SWAR_DIGIT;
+
+	d = (d + VC_SWAR_ASCII_ZEROS) >> (zeros * VC_SWAR_DIGIT);
+	memcpy(p, &d, sizeof(d));
+	return p + VC_JSON_CHUNK_DIGITS - zeros;
+}
+#else
 /* Exactly VC_JSON_CHUNK_DIGITS digits of @v (below 10^8) at @p. */
 static void json_chunk(char *p, __u32 v)
 {
@@ -121,33 +178,46 @@ static void json_chunk(char *p, __u32 v)
 	json_pair(p + 6, lo % 100);
 }
 
-/* Decimal digits of @v: compares only. */
-static unsigned int json_digits32(__u32 v)
+/* @v (10 to below 10^8) at @p without leading zeros, pairs from the end. */
+static char *json_fmt_short(char *p, __u32 v)
 {
-	if (v < 100000)
-		return v < 100 ? (v < 10 ? 1 : 2) :
-		       v < 10000 ? (v < 1000 ? 3 : 4) : 5;
-	return v < 10000000 ? (v < 1000000 ? 6 : 7) :
-	       v < 1000000000 ? (v < VC_JSON_CHUNK ? 8 : 9) : 10;
-}
+	unsigned int n = v < 10000 ? (v < 100 ? 2 : v < 1000 ? 3 : 4) :
+			 v < 1000000 ? (v < 100000 ? 5 : 6) :
+			 v < 10000000 ? 7 : 8;
+	char *end = p + n, *q = end;
 
-/* @v at @p with no leading zeros, two digits at a time from the end. */
-static char *json_fmt_u32(char *p, __u32 v)
-{
-	char *end = p + json_digits32(v), *q = end;
-
-	while (v >= 100) {
-		__u32 d = v / 100;
-
+	for (; v >= 100; v /= 100) {
 		q -= 2;
-		json_pair(q, v - d * 100);
-		v = d;
+		json_pair(q, v % 100);
 	}
 	if (v >= 10)
 		json_pair(q - 2, v);
 	else
 		q[-1] = (char)('0' + v);
 	return end;
+}
+#endif
+
+/* @v at @p with no leading zeros. */
+static char *json_fmt_u32(char *p, __u32 v)
+{
+	__u32 top;
+
+	if (v < 10) {
+		*p = (char)('0' + v);
+		return p + 1;
+	}
+	if (v < VC_JSON_CHUNK)
+		return json_fmt_short(p, v);
+	top = v / VC_JSON_CHUNK;	/* 1 to 42 */
+	if (top >= 10) {
+		json_pair(p, top);
+		p += 2;
+	} else {
+		*p++ = (char)('0' + top);
+	}
+	json_chunk(p, v - top * VC_JSON_CHUNK);
+	return p + VC_JSON_CHUNK_DIGITS;
 }
 
 /**
