@@ -160,6 +160,10 @@ COLLECTORS = ["none"] + ["vcpuperf-" + m for m in VP_MODES] + [
 # reads: its CPU time over the window's passes would be off by up to a
 # wake's work (a quarter), over the rows that time wrote it is not.  The
 # same for a reader that writes each interval's rows at once.
+# vcpuperf-cat --all-qemu writes its episode files once a second, so its
+# rows are the records it read from its collection instead (the status
+# file's produced less queued: a row each, nothing else in a steady
+# window), which it decodes into rows as it reads them.
 ROWS_COUNTED = ("ureader-group-jsonl",)
 
 # Collectors run only when VP_BENCH_COLLECTORS names them: vcpuperf-cat
@@ -740,6 +744,10 @@ class Collector:
             s["tool"] = e["tool"].cpu_ns() or 0
         if "rows" in e:
             s["rows"] = e["rows"].count()
+        elif self.kind == "vcpuperf-all-qemu" and "status" in e:
+            st = self.status()
+            if "produced" in st and "queued" in st:
+                s["rows"] = st["produced"] - st["queued"]
         if "stat" in e:
             # minflt and majflt (proc(5)), after the command's parentheses.
             f = e["stat"].read().rsplit(")", 1)[1].split()

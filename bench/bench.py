@@ -163,6 +163,8 @@ STATUS_RE = {
     "owner": re.compile(r"owner pid (\d+)"),
     "passes": re.compile(r"^passes: (\d+), missed grid points: (\d+)", re.M),
     "records": re.compile(r"^records: (\d+) produced, (\d+) dropped", re.M),
+    "ring": re.compile(r"^ring: \d+ bytes, \d+ used, (\d+) records queued",
+                       re.M),
     "read": re.compile(
         r"^read: (\w+) \(now (\w+)\); (\d+) direct \(not on a CPU\), (\d+) by "
         r"the thread itself \((\d+) kicks, (\d+) us in the threads\)", re.M),
@@ -202,6 +204,9 @@ def parse_status(text, t0, t1, coll_id=None):
         m = STATUS_RE["records"].search(head)
         if m:
             c["produced"], c["dropped"] = int(m.group(1)), int(m.group(2))
+        m = STATUS_RE["ring"].search(head)
+        if m:
+            c["queued"] = int(m.group(1))
         m = STATUS_RE["read"].search(head)
         if m:
             c["mode"], c["mode_now"] = m.group(1), m.group(2)
