@@ -543,6 +543,27 @@ static void vc_make_id_seg(struct vc_row_keys *k, const struct vc_tid *t,
 }
 
 /*
+ * A row from its opening to its seq, at a cursor: the two times, the
+ * interval's segment (made again for another interval), dt and seq.
+ */
+static inline __attribute__((always_inline))
+char *vc_p_row_start(char *p, const struct vc_jsonl *out,
+		     struct vc_row_keys *k, const struct vcpuperf_rec *rec,
+		     __u64 interval_ns, const struct vc_row *row)
+{
+	if (!k->iv_len || k->iv_ns != interval_ns)
+		vc_make_iv_seg(k, interval_ns);
+	p = vc_p_row_open(p, out, rec);
+	p = json_p_mem(p, k->iv_seg, k->iv_len);
+	if (row->have_dt)
+		p = json_p_s64(p, row->dt_ns);
+	else
+		p = json_p_lit(p, "null");
+	p = vc_p_key(p, VC_ROW_SEQ);
+	return json_fmt_u64(p, rec->seq);
+}
+
+/*
  * Room for what vc_row_head() writes at its cursor: the opening, the two
  * segments, and dt_ns, seq and ran between and after them.
  */
@@ -564,19 +585,11 @@ static void vc_row_head(struct json_writer *w, const struct vc_jsonl *out,
 	struct vc_id_of id;
 	char *p;
 
-	if (!k->iv_len || k->iv_ns != s->interval_ns)
-		vc_make_iv_seg(k, s->interval_ns);
 	vc_id_now(&id, t, s);
 	if (!k->id_len || !vc_id_same(&id, &k->id_of))
 		vc_make_id_seg(k, t, &id);
-	p = vc_p_row_open(json_cursor(w, VC_ROW_HEAD_MAX), out, &s->rec);
-	p = json_p_mem(p, k->iv_seg, k->iv_len);
-	if (row->have_dt)
-		p = json_p_s64(p, row->dt_ns);
-	else
-		p = json_p_lit(p, "null");
-	p = vc_p_key(p, VC_ROW_SEQ);
-	p = json_fmt_u64(p, s->rec.seq);
+	p = vc_p_row_start(json_cursor(w, VC_ROW_HEAD_MAX), out, k, &s->rec,
+			   s->interval_ns, row);
 	p = json_p_mem(p, k->id_seg, k->id_len);
 	if (row->counted)
 		p = json_p_bool(p, row->ran);
@@ -920,19 +933,10 @@ static void vc_vm_row_head(struct json_writer *w, const struct vc_jsonl *out,
 			   struct vc_vm_row_keys *vk, const struct vc_row *row)
 {
 	const struct vcpuperf_process_sample *s = row->ps;
-	struct vc_row_keys *k = &vk->k;
 	char *p;
 
-	if (!k->iv_len || k->iv_ns != s->interval_ns)
-		vc_make_iv_seg(k, s->interval_ns);
-	p = vc_p_row_open(json_cursor(w, VC_ROW_HEAD_MAX), out, &s->rec);
-	p = json_p_mem(p, k->iv_seg, k->iv_len);
-	if (row->have_dt)
-		p = json_p_s64(p, row->dt_ns);
-	else
-		p = json_p_lit(p, "null");
-	p = vc_p_key(p, VC_ROW_SEQ);
-	p = json_fmt_u64(p, s->rec.seq);
+	p = vc_p_row_start(json_cursor(w, VC_ROW_HEAD_MAX), out, &vk->k,
+			   &s->rec, s->interval_ns, row);
 	p = vc_p_key(p, VC_ROW_PID);
 	p = json_fmt_u64(p, s->pid);
 	p = json_p_mem(p, vk->id_seg, vk->id_len);
