@@ -854,20 +854,18 @@ static int vc_vm_event(const struct vc_proc *p, size_t k)
 /**
  * struct vc_vm_row_keys - what one process's per-VM rows repeat, made at
  * its process record
- * @k:		its events' keys, made as a thread's; its interval segment
+ * @k:		its events' keys, made as a thread's; its interval segment;
+ *		its identity segment, here ,"tid":null,"vcpu":null,
+ *		"role":"vm","vm":...,"uuid":... (made once: id_of unused)
  * @fixed:	per collector key (vc_vm_keys[]), the event that fills it,
  *		-1 for none
  * @used:	per event, whether it fills a collector key (then it has no
  *		key of its own in the row)
- * @id_seg:	,"tid":null,"vcpu":null,"role":"vm","vm":...,"uuid":...
- * @id_len:	its length
  */
 struct vc_vm_row_keys {
 	struct vc_row_keys k;
 	int fixed[ARRAY_SIZE(vc_vm_keys)];
 	bool used[VCPUPERF_MAX_EVENTS];
-	char id_seg[VC_ID_SEG_LEN];
-	size_t id_len;
 };
 
 /**
@@ -902,7 +900,7 @@ void *vc_row_process_start(struct vc_sink *sink, const struct vc_proc *p,
 	}
 	for (i = 0; i < p->nr_events; i++)
 		vc_make_key(&vk->k, p->ev, i);
-	vc_seg_writer(&w, vk->id_seg, sizeof(vk->id_seg));
+	vc_seg_writer(&w, vk->k.id_seg, sizeof(vk->k.id_seg));
 	vc_put_key(&w, VC_ROW_TID);
 	json_null(&w);
 	vc_put_key(&w, VC_ROW_VCPU);
@@ -913,7 +911,7 @@ void *vc_row_process_start(struct vc_sink *sink, const struct vc_proc *p,
 	vc_proc_json(&w, p->vm_json);
 	vc_put_key(&w, VC_ROW_UUID);
 	vc_proc_json(&w, p->uuid_json);
-	vk->id_len = w.len;
+	vk->k.id_len = w.len;
 	return vk;
 }
 
@@ -939,7 +937,7 @@ static void vc_vm_row_head(struct json_writer *w, const struct vc_jsonl *out,
 			   &s->rec, s->interval_ns, row);
 	p = vc_p_key(p, VC_ROW_PID);
 	p = json_fmt_u64(p, s->pid);
-	p = json_p_mem(p, vk->id_seg, vk->id_len);
+	p = json_p_mem(p, vk->k.id_seg, vk->k.id_len);
 	p = json_p_lit(p, ",\"threads\":");
 	p = json_fmt_u64(p, s->threads);
 	p = json_p_lit(p, ",\"threads_exited\":");
