@@ -256,8 +256,9 @@ def base_irqs(cfg):
 
 
 def load_runs(paths):
-    """One result of several runs (boots): each configuration's passes
-    by run, in order (c["runs"])."""
+    """One result of several runs (boots), of one part or of several
+    parts of a run (each part's boots in order): each configuration's
+    passes by run, in order (c["runs"])."""
     runs = [json.load(open(p)) for p in paths.split(",")]
     vm = runs[0]
     vm["runs"] = len(runs)
@@ -272,8 +273,10 @@ def load_runs(paths):
             if c["name"] in by_name:
                 by_name[c["name"]]["runs"].append(c["passes"])
             else:
+                # a configuration of another part of the run (bench-arm64.sh)
                 c["runs"] = [c["passes"]]
                 vm["configs"].append(c)
+                by_name[c["name"]] = c
     return vm
 
 

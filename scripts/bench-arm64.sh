@@ -11,8 +11,10 @@
 #              its own boot with six passes (each collector started at
 #              its own sixth of the scheduler tick), side by side (the
 #              bed has one CPU, and icount makes its figures independent
-#              of the host's load); about two hours (7,588 s); results
-#              in bench/results/arm64.{md,json}
+#              of the host's load); 2 to 6 hours on a 2-core host
+#              (a bed runs 180 to 400 M guest instructions a second,
+#              with the host's load); results in
+#              bench/results/arm64.{md,json}
 #   --smoke    8x4x100ms and 64x8x10ms, one pass; bench/results/smoke-arm64
 #   --lab      the lab's shape instead (make bench-lab-arm64): 16 and 64
 #              VMs of 4 vCPU threads, each its own VMM, x 4 and 8 events
@@ -22,8 +24,10 @@
 #              with --smoke 16x4x4x100ms
 #   --out DIR  write arm64.{md,json} to DIR (inside the repository)
 #
-# While developing, VP_BENCH_ONLY=64x8x10ms[,...] runs only those
-# configurations, VP_BENCH_COLLECTORS=none,vcpuperf-kick[,...] only those
+# VP_BENCH_ONLY=64x8x10ms[,...] runs only those configurations: a run
+# made in parts at one commit (each with its own --out DIR) is one report
+# from bench/arm64_report.py given every part's raw runs, boot by boot.
+# While developing, VP_BENCH_COLLECTORS=none,vcpuperf-kick[,...] only those
 # collectors (and vcpuperf-MODE-nosched and vcpuperf-MODE-kvm,
 # vcpuperf-cat --no-sched and --kvm-exits, which run only when named),
 # VP_BENCH_PASSES=N N passes per boot,
